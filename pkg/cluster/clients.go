@@ -1,0 +1,79 @@
+// Package cluster is the plugin's side of the cluster: it builds API clients
+// from the user's kubeconfig and kubectl flags, discovers which Crossplane
+// package API the cluster serves, and reads and writes package objects.
+package cluster
+
+import (
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+)
+
+// Clients hands out API clients built once from a RESTClientGetter, which is
+// how every standard kubectl flag (--kubeconfig, --context, --as, ...) reaches
+// the plugin.
+type Clients struct {
+	getter genericclioptions.RESTClientGetter
+
+	once    sync.Once
+	config  *rest.Config
+	dynamic dynamic.Interface
+	err     error
+}
+
+// NewClients wraps a RESTClientGetter, usually the root command's ConfigFlags.
+func NewClients(getter genericclioptions.RESTClientGetter) *Clients {
+	return &Clients{getter: getter}
+}
+
+func (c *Clients) init() {
+	c.once.Do(func() {
+		c.config, c.err = c.getter.ToRESTConfig()
+		if c.err != nil {
+			c.err = fmt.Errorf("load kubeconfig: %w", c.err)
+			return
+		}
+		c.dynamic, c.err = dynamic.NewForConfig(c.config)
+	})
+}
+
+// RESTConfig is the client configuration the flags resolved to.
+func (c *Clients) RESTConfig() (*rest.Config, error) {
+	c.init()
+	return c.config, c.err
+}
+
+// Dynamic is a client for any resource, package objects included.
+func (c *Clients) Dynamic() (dynamic.Interface, error) {
+	c.init()
+	return c.dynamic, c.err
+}
+
+// Discovery is the (disk-cached, per --cache-dir) discovery client.
+func (c *Clients) Discovery() (discovery.CachedDiscoveryInterface, error) {
+	dc, err := c.getter.ToDiscoveryClient()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	return dc, nil
+}
+
+// Mapper maps kinds to resources through discovery.
+func (c *Clients) Mapper() (meta.RESTMapper, error) {
+	m, err := c.getter.ToRESTMapper()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	return m, nil
+}
+
+// Namespace is the namespace from -n or the kubeconfig context, and whether
+// the user set it explicitly.
+func (c *Clients) Namespace() (string, bool, error) {
+	return c.getter.ToRawKubeConfigLoader().Namespace()
+}

@@ -1,0 +1,103 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+)
+
+// Generation is one way Crossplane has exposed packages through the API.
+type Generation struct {
+	// Group is the API group of the package objects.
+	Group string `json:"group"`
+	// Name says which Crossplane design the group belongs to.
+	Name string `json:"generation"`
+}
+
+// Generations lists every package API, newest first.
+var Generations = []Generation{
+	{Group: "pkg.crossplane.io", Name: "packages (Crossplane v0.14 and later)"},
+	{Group: "pkg.ibm.crossplane.io", Name: "packages (IBM distribution)"},
+	{Group: "packages.crossplane.io", Name: "package installs (Crossplane v0.11-v0.13)"},
+	{Group: "stacks.crossplane.io", Name: "stacks (Crossplane v0.4-v0.10)"},
+	{Group: "extensions.crossplane.io", Name: "extensions (Crossplane v0.3)"},
+}
+
+// GenerationOf returns the generation that owns group.
+func GenerationOf(group string) (Generation, bool) {
+	i := slices.IndexFunc(Generations, func(g Generation) bool { return g.Group == group })
+	if i < 0 {
+		return Generation{}, false
+	}
+	return Generations[i], true
+}
+
+// ServedAPI is one package API group as a cluster serves it.
+type ServedAPI struct {
+	Generation
+	PreferredVersion string          `json:"preferredVersion"`
+	Versions         []ServedVersion `json:"versions"`
+}
+
+// ServedVersion lists the kinds served under one version of a group.
+type ServedVersion struct {
+	Version string   `json:"version"`
+	Kinds   []string `json:"kinds"`
+}
+
+// DiscoverPackageAPIs asks the cluster which package API groups, versions and
+// kinds it serves, in the order of Generations.
+func DiscoverPackageAPIs(dc discovery.DiscoveryInterface) ([]ServedAPI, error) {
+	groups, resources, err := dc.ServerGroupsAndResources()
+	if err != nil && !onlyOtherGroupsFailed(err) {
+		return nil, fmt.Errorf("discover API groups: %w", err)
+	}
+	kinds := map[schema.GroupVersion][]string{}
+	for _, rl := range resources {
+		gv, perr := schema.ParseGroupVersion(rl.GroupVersion)
+		if perr != nil {
+			continue
+		}
+		for _, r := range rl.APIResources {
+			if strings.Contains(r.Name, "/") { // subresources
+				continue
+			}
+			kinds[gv] = append(kinds[gv], r.Kind)
+		}
+	}
+	var out []ServedAPI
+	for _, gen := range Generations {
+		for _, g := range groups {
+			if g.Name != gen.Group {
+				continue
+			}
+			api := ServedAPI{Generation: gen, PreferredVersion: g.PreferredVersion.Version}
+			for _, v := range g.Versions {
+				k := kinds[schema.GroupVersion{Group: g.Name, Version: v.Version}]
+				slices.Sort(k)
+				api.Versions = append(api.Versions, ServedVersion{Version: v.Version, Kinds: slices.Compact(k)})
+			}
+			out = append(out, api)
+		}
+	}
+	return out, nil
+}
+
+// onlyOtherGroupsFailed tolerates a partial discovery failure (an aggregated
+// API server that is down, say) unless it hit a package API group.
+func onlyOtherGroupsFailed(err error) bool {
+	var gerr *discovery.ErrGroupDiscoveryFailed
+	if !errors.As(err, &gerr) {
+		return false
+	}
+	for gv := range gerr.Groups {
+		if _, ok := GenerationOf(gv.Group); ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,113 @@
+// Package exit turns errors into what a user of the plugin sees: one line that
+// names the object and the way out, and an exit code that scripts can rely on.
+package exit
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Exit codes shared by every verb. Verbs with their own conventions (diff
+// follows diff(1)) document theirs beside these.
+const (
+	OK    = 0
+	Error = 1
+	// Usage is returned for malformed command lines: unknown verbs or flags,
+	// missing or extra arguments.
+	Usage = 1
+)
+
+// CodeError carries the exit code a failure should end the process with.
+type CodeError struct {
+	Code int
+	Err  error
+}
+
+func (e *CodeError) Error() string { return e.Err.Error() }
+func (e *CodeError) Unwrap() error { return e.Err }
+
+// WithCode attaches an exit code to err; nil stays nil.
+func WithCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &CodeError{Code: code, Err: err}
+}
+
+// UsageError reports a malformed command line; the hint names the help to read.
+type UsageError struct {
+	Err  error
+	Hint string
+}
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Code is the process exit code for err.
+func Code(err error) int {
+	if err == nil {
+		return OK
+	}
+	var ce *CodeError
+	if errors.As(err, &ce) {
+		return ce.Code
+	}
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return Usage
+	}
+	return Error
+}
+
+// Message renders err for the terminal, without the "error: " prefix. API
+// server and registry errors are rewritten into one line with a hint;
+// everything else keeps its wrapped context, folded onto one line.
+func Message(err error) string {
+	if err == nil {
+		return ""
+	}
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		// cobra's suggestions ("Did you mean this?") span lines on purpose.
+		msg := strings.TrimRight(ue.Err.Error(), "\n")
+		if ue.Hint != "" {
+			msg += "\n" + ue.Hint
+		}
+		return msg
+	}
+	if msg, ok := apiMessage(err); ok {
+		return msg
+	}
+	if msg, ok := registryMessage(err); ok {
+		return msg
+	}
+	if msg, ok := connectionMessage(err); ok {
+		return msg
+	}
+	return oneLine(err.Error())
+}
+
+// oneLine folds a multi-line message so that a script reading stderr sees one
+// line per failure.
+func oneLine(s string) string {
+	fields := strings.FieldsFunc(strings.TrimSpace(s), func(r rune) bool { return r == '\n' || r == '\r' })
+	for i := range fields {
+		fields[i] = strings.TrimSpace(fields[i])
+	}
+	return strings.Join(fields, "; ")
+}
+
+// prefixed keeps the caller's wrapping context ("create provider x: ") in
+// front of a rewritten inner message.
+func prefixed(err error, inner error, msg string) string {
+	full, in := err.Error(), inner.Error()
+	if ctx, ok := strings.CutSuffix(full, in); ok && strings.TrimSpace(ctx) != "" {
+		return oneLine(ctx) + " " + msg
+	}
+	return msg
+}
+
+func hint(msg, h string) string {
+	return fmt.Sprintf("%s (%s)", msg, h)
+}

@@ -1,0 +1,134 @@
+// Package plugin is the command layer of kubectl-xpkg: one file per verb, each
+// an options struct with Complete, Validate and Run that parses flags, calls
+// into pkg/ and prints. Nothing here holds business logic.
+package plugin
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
+
+	// Credential plugins a kubeconfig may name: exec is built into client-go;
+	// this registers oidc (and the stubs that explain the removed cloud ones).
+	_ "k8s.io/client-go/plugin/pkg/client/auth"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+)
+
+// DisplayName is how the plugin is invoked through kubectl.
+const DisplayName = "kubectl xpkg"
+
+// Command groups in `kubectl xpkg --help`.
+const (
+	groupCluster = "cluster"
+	groupLocal   = "local"
+)
+
+// Root holds what every verb shares: the kubectl connection flags and the
+// I/O streams.
+type Root struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	IOStreams   genericiooptions.IOStreams
+	clients     *cluster.Clients
+}
+
+// Clients returns the API clients the connection flags resolve to.
+func (r *Root) Clients() *cluster.Clients {
+	if r.clients == nil {
+		r.clients = cluster.NewClients(r.ConfigFlags)
+	}
+	return r.clients
+}
+
+// NewCmdRoot builds the kubectl-xpkg command tree.
+func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
+	return newRoot(streams).command()
+}
+
+func newRoot(streams genericiooptions.IOStreams) *Root {
+	return &Root{
+		ConfigFlags: genericclioptions.NewConfigFlags(true).WithDiscoveryBurst(300).WithDiscoveryQPS(50),
+		IOStreams:   streams,
+	}
+}
+
+func (root *Root) command() *cobra.Command {
+	streams := root.IOStreams
+	cmd := &cobra.Command{
+		Use:   "kubectl-xpkg",
+		Short: "Manage Crossplane packages: install, inspect, upgrade and compare providers, configurations and functions",
+		Long: `kubectl xpkg manages Crossplane packages (providers, configurations and functions).
+
+Cluster commands drive Crossplane's package manager through the cluster's package
+objects, using your kubeconfig and the usual kubectl flags. Local commands read
+packages from registries, .xpkg files, OCI layouts and directories.`,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: DisplayName},
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          unknownVerb,
+		// The bare command prints help.
+		Run: func(cmd *cobra.Command, _ []string) { _ = cmd.Help() },
+	}
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+	cmd.SuggestionsMinimumDistance = 2
+	cmd.SetFlagErrorFunc(flagError)
+
+	flags := cmd.PersistentFlags()
+	root.ConfigFlags.AddFlags(flags)
+	addKlogFlags(cmd)
+
+	cmd.AddCommand(NewCmdVersion(root))
+	addGroups(cmd)
+	return cmd
+}
+
+// addGroups declares the help sections that at least one verb uses.
+func addGroups(cmd *cobra.Command) {
+	for _, g := range []*cobra.Group{
+		{ID: groupCluster, Title: "Cluster Commands:"},
+		{ID: groupLocal, Title: "Local Package Commands:"},
+	} {
+		for _, c := range cmd.Commands() {
+			if c.GroupID == g.ID {
+				cmd.AddGroup(g)
+				break
+			}
+		}
+	}
+}
+
+// addKlogFlags exposes klog's -v and --vmodule the way kubectl does, so that
+// -v=6 shows API requests and -v=9 their bodies.
+func addKlogFlags(cmd *cobra.Command) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	for _, name := range []string{"v", "vmodule"} {
+		cmd.PersistentFlags().AddGoFlag(fs.Lookup(name))
+	}
+}
+
+// flagError makes a flag parsing failure a usage error that points at help.
+func flagError(c *cobra.Command, err error) error {
+	return &exit.UsageError{Err: err, Hint: fmt.Sprintf("See '%s --help' for usage.", c.CommandPath())}
+}
+
+// unknownVerb rejects arguments that name no verb, the way kubectl does.
+func unknownVerb(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
+	}
+	return &exit.UsageError{Err: errors.New(msg), Hint: fmt.Sprintf("Run '%s --help' for usage.", c.CommandPath())}
+}

@@ -1,0 +1,133 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/version"
+)
+
+var versionExample = `  # Print the plugin version and the Crossplane package APIs the cluster serves
+  kubectl xpkg version
+
+  # Print only the plugin version, without contacting a cluster
+  kubectl xpkg version --client
+
+  # Print everything as JSON, for scripts
+  kubectl xpkg version -o json`
+
+// VersionOptions holds the flags and state of `kubectl xpkg version`.
+type VersionOptions struct {
+	ClientOnly bool
+	Output     string
+
+	root *Root
+	genericiooptions.IOStreams
+}
+
+// VersionReport is what `version -o json|yaml` prints.
+type VersionReport struct {
+	ClientVersion version.Info              `json:"clientVersion"`
+	ServerVersion *apimachineryversion.Info `json:"serverVersion,omitempty"`
+	PackageAPIs   []cluster.ServedAPI       `json:"packageAPIs,omitempty"`
+}
+
+// NewCmdVersion builds `kubectl xpkg version`.
+func NewCmdVersion(root *Root) *cobra.Command {
+	o := &VersionOptions{root: root, IOStreams: root.IOStreams}
+	cmd := &cobra.Command{
+		Use:     "version [--client] [-o json|yaml]",
+		Short:   "Print the plugin version and the package APIs the cluster serves",
+		Example: versionExample,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run()
+		},
+	}
+	cmd.Flags().BoolVar(&o.ClientOnly, "client", false, "Print only the plugin's version; do not contact the cluster.")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml.")
+	return cmd
+}
+
+// Validate checks the flags.
+func (o *VersionOptions) Validate() error {
+	switch o.Output {
+	case "", printers.FormatJSON, printers.FormatYAML:
+		return nil
+	}
+	return fmt.Errorf("--output must be json or yaml, not %q", o.Output)
+}
+
+// Run prints the report. When the cluster cannot be reached the client
+// version is still printed, and the error says why the rest is missing.
+func (o *VersionOptions) Run() error {
+	report := VersionReport{ClientVersion: version.Get()}
+	var clusterErr error
+	if !o.ClientOnly {
+		clusterErr = o.discover(&report)
+	}
+	var err error
+	if o.Output != "" {
+		err = printers.PrintObject(o.Out, o.Output, report)
+	} else {
+		err = o.printHuman(report, clusterErr == nil && !o.ClientOnly)
+	}
+	return errors.Join(err, clusterErr)
+}
+
+func (o *VersionOptions) discover(report *VersionReport) error {
+	dc, err := o.root.Clients().Discovery()
+	if err != nil {
+		return err
+	}
+	sv, err := dc.ServerVersion()
+	if err != nil {
+		return fmt.Errorf("read server version: %w", err)
+	}
+	report.ServerVersion = sv
+	apis, err := cluster.DiscoverPackageAPIs(dc)
+	if err != nil {
+		return err
+	}
+	report.PackageAPIs = apis
+	return nil
+}
+
+func (o *VersionOptions) printHuman(r VersionReport, withServer bool) error {
+	c := r.ClientVersion
+	details := []string{c.GoVersion, c.Platform}
+	if c.GitCommit != "" {
+		details = append([]string{"commit " + c.GitCommit}, details...)
+	}
+	fmt.Fprintf(o.Out, "Client Version: %s (%s)\n", c.Version, strings.Join(details, ", "))
+	if !withServer {
+		return nil
+	}
+	fmt.Fprintf(o.Out, "Server Version: %s\n", r.ServerVersion.GitVersion)
+	if len(r.PackageAPIs) == 0 {
+		fmt.Fprintln(o.Out, "Crossplane package APIs: none served (is Crossplane installed in this cluster?)")
+		return nil
+	}
+	fmt.Fprintln(o.Out, "Crossplane package APIs:")
+	t := printers.NewTable("GROUP", "VERSION", "KINDS")
+	for _, api := range r.PackageAPIs {
+		for _, v := range api.Versions {
+			ver := v.Version
+			if ver == api.PreferredVersion {
+				ver += " (preferred)"
+			}
+			t.Row(api.Group, ver, strings.Join(v.Kinds, ", "))
+		}
+	}
+	return t.Render(o.Out)
+}
