@@ -1,0 +1,141 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// freePort asks the kernel for a free loopback port. Another process could
+// take it before ours binds it; on this single-user test machine that is rare
+// enough, and the start fails loudly when it happens.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// process is one server the environment started.
+type process struct {
+	name string
+	pid  int
+	log  string
+	done chan struct{} // closed when the child exits (only while we are its parent)
+}
+
+// startProcess runs bin in its own process group, so that it outlives a
+// short-lived parent (`devenv up`) and is stopped by PID later. Output goes
+// to <dir>/<name>.log.
+func startProcess(dir, name, bin string, args []string, env []string) (*process, error) {
+	logPath := filepath.Join(dir, name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &process{name: name, pid: cmd.Process.Pid, log: logPath, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	return p, nil
+}
+
+// waitReady polls ready until it reports true, the process exits, or the
+// timeout passes; failures quote the end of the process's log.
+func (p *process) waitReady(ctx context.Context, timeout time.Duration, ready func(context.Context) bool) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if ready(ctx) {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited during start-up; its log ends:\n%s", p.name, tail(p.log, 20))
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready after %s; its log ends:\n%s", p.name, timeout, tail(p.log, 20))
+		case <-tick.C:
+		}
+	}
+}
+
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// stopPID ends a process the environment started, first politely, then not.
+// It checks the command line first so that a recycled PID is left alone.
+func stopPID(pid int, binary string) error {
+	if !alive(pid) {
+		return nil
+	}
+	if c := cmdline(pid); c != "" && !strings.Contains(c, filepath.Base(binary)) {
+		return nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if !alive(pid) {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	time.Sleep(100 * time.Millisecond)
+	if alive(pid) {
+		return fmt.Errorf("process %d (%s) did not stop", pid, binary)
+	}
+	return nil
+}
+
+// alive reports whether pid runs; a zombie (exited, not yet reaped by a
+// parent that is gone) counts as stopped.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // no /proc: trust kill(0)
+	}
+	// The state follows the parenthesised command name.
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] != 'Z'
+	}
+	return true
+}
+
+func cmdline(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return ""
+	}
+	return string(bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
+}

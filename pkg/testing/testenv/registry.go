@@ -1,0 +1,114 @@
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Registry is a running docker-registry (distribution) with htpasswd auth.
+type Registry struct {
+	// Host is host:port, e.g. 127.0.0.1:41234; references are Host/repo:tag.
+	Host     string `json:"host"`
+	Username string `json:"username"`
+	Password string `json:"password"`
+	// DockerConfig is a directory whose config.json holds the credentials:
+	// point DOCKER_CONFIG at it and authn.DefaultKeychain finds them.
+	DockerConfig string `json:"dockerConfig"`
+}
+
+const registryConfig = `version: 0.1
+log:
+  level: warn
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: %s
+  delete:
+    enabled: true
+http:
+  addr: %s
+  secret: %s
+auth:
+  htpasswd:
+    realm: kubectl-xpkg-test
+    path: %s
+`
+
+func startRegistry(ctx context.Context, dir, bin string) (*process, *Registry, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, nil, err
+	}
+	reg := &Registry{
+		Host:         "127.0.0.1:" + strconv.Itoa(port),
+		Username:     "xpkg",
+		Password:     randomString(16),
+		DockerConfig: filepath.Join(dir, "docker"),
+	}
+	// bcrypt's minimum cost: the default makes every request cost ~0.2 s.
+	hash, err := bcrypt.GenerateFromPassword([]byte(reg.Password), bcrypt.MinCost)
+	if err != nil {
+		return nil, nil, err
+	}
+	htpasswd := filepath.Join(dir, "htpasswd")
+	if err := os.WriteFile(htpasswd, fmt.Appendf(nil, "%s:%s\n", reg.Username, hash), 0o600); err != nil {
+		return nil, nil, err
+	}
+	cfgPath := filepath.Join(dir, "registry.yaml")
+	cfg := fmt.Sprintf(registryConfig, filepath.Join(dir, "registry-data"), reg.Host, randomString(16), htpasswd)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return nil, nil, err
+	}
+	if err := WriteDockerConfig(reg.DockerConfig, reg.Host, reg.Username, reg.Password); err != nil {
+		return nil, nil, err
+	}
+	p, err := startProcess(dir, "docker-registry", bin, []string{"serve", cfgPath}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	httpc := &http.Client{Timeout: time.Second}
+	err = p.waitReady(ctx, 30*time.Second, func(ctx context.Context) bool {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+reg.Host+"/v2/", nil)
+		resp, err := httpc.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusUnauthorized
+	})
+	return p, reg, err
+}
+
+// WriteDockerConfig writes <dir>/config.json with basic-auth credentials for
+// host, the file `docker login` would write.
+func WriteDockerConfig(dir, host, user, password string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	b, err := json.MarshalIndent(map[string]any{
+		"auths": map[string]any{host: map[string]string{"auth": auth}},
+	}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600)
+}
+
+func randomString(n int) string {
+	b := make([]byte, n/2)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,66 @@
+package testenv
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+const modulePath = "github.com/kubectl-xpkg/kubectl-xpkg"
+
+// ModuleRoot finds the repository root (the directory of the plugin's go.mod)
+// from the working directory, which is a package directory under go test.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if isPluginModule(filepath.Join(dir, "go.mod")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside the kubectl-xpkg module")
+		}
+		dir = parent
+	}
+}
+
+func isPluginModule(gomod string) bool {
+	f, err := os.Open(gomod)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if mod, ok := strings.CutPrefix(strings.TrimSpace(s.Text()), "module "); ok {
+			return strings.TrimSpace(mod) == modulePath
+		}
+	}
+	return false
+}
+
+// DefaultBinDir finds the binaries hack/build-k8s.sh cached: $XPKG_K8S_BIN,
+// else the newest hack/bin/k8s-* directory that holds a kube-apiserver.
+func DefaultBinDir() (string, error) {
+	if d := os.Getenv("XPKG_K8S_BIN"); d != "" {
+		return d, nil
+	}
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	dirs, _ := filepath.Glob(filepath.Join(root, "hack", "bin", "k8s-*"))
+	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "kube-apiserver")); err == nil && !strings.Contains(d, ".tmp.") {
+			return d, nil
+		}
+	}
+	return "", errors.New("no kube-apiserver built under hack/bin: run hack/build-k8s.sh (make test does)")
+}
