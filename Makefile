@@ -1,0 +1,49 @@
+# kubectl-xpkg. `make help` lists the targets.
+
+VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+GIT_COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+VERSION_PKG = github.com/kubectl-xpkg/kubectl-xpkg/pkg/version
+LDFLAGS    := -s -w -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) -X $(VERSION_PKG).buildDate=$(BUILD_DATE)
+BIN        := bin/kubectl-xpkg
+# Extra flags for go test, e.g. make test GOTESTFLAGS='-run TestVersion'
+GOTESTFLAGS ?=
+
+export CGO_ENABLED ?= 0
+
+.PHONY: help build install test lint fmt dev-env dev-env-down k8s-bins clean distclean
+
+help: ## Show this help.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+build: ## Build bin/kubectl-xpkg, version-stamped.
+	go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-xpkg
+
+install: ## Install kubectl-xpkg into $(go env GOBIN) (or GOPATH/bin), where kubectl finds plugins on PATH.
+	go install -trimpath -ldflags "$(LDFLAGS)" ./cmd/kubectl-xpkg
+
+k8s-bins: ## Build (or reuse cached) kube-apiserver, etcd and kubectl for the local cluster.
+	hack/build-k8s.sh >/dev/null
+
+test: build k8s-bins ## Run every test: unit, and integration against a local cluster and registry it starts.
+	GOTESTFLAGS="$(GOTESTFLAGS)" hack/test.sh $(BIN)
+
+lint: ## gofmt and go vet.
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt wants changes in:"; echo "$$out"; exit 1; fi
+	go vet ./...
+
+fmt: ## Format the Go sources.
+	gofmt -w $$(git ls-files '*.go')
+
+dev-env: build k8s-bins ## Start a local cluster + registry with the sample packages, run the plugin against it, print the exports.
+	hack/dev-env.sh $(BIN)
+
+dev-env-down: ## Stop the environment dev-env started.
+	go run ./hack/devenv down -dir _output/devenv
+
+clean: dev-env-down ## Stop the dev environment and remove build outputs.
+	go run ./hack/devenv down -dir _output/testenv
+	rm -rf bin dist _output
+
+distclean: clean ## Also remove the cached kube-apiserver, etcd and kubectl.
+	rm -rf hack/bin
