@@ -3,7 +3,12 @@
 // all on loopback. The Makefile's dev-env and test targets call it.
 //
 //	go run ./hack/devenv up   [-dir D] [-bin B] [-crossplane-version V] [-push-samples]
+//	go run ./hack/devenv push [-dir D] SOURCE_DIR REPOSITORY:TAG
 //	go run ./hack/devenv down [-dir D]
+//
+// push builds an xpkg from a package source directory (crossplane.yaml plus
+// YAML objects) and pushes it to the environment's registry; a REPOSITORY
+// without a registry host goes to that registry.
 package main
 
 import (
@@ -14,6 +19,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -32,7 +38,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: devenv up|down [flags]")
+		return errors.New("usage: devenv up|push|down [flags]")
 	}
 	fs := flag.NewFlagSet("devenv "+args[0], flag.ContinueOnError)
 	dir := fs.String("dir", "_output/devenv", "state directory of the environment")
@@ -49,10 +55,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "up":
 		return up(*dir, *bin, *xpVersion, *push, stdout, stderr)
+	case "push":
+		if fs.NArg() != 2 {
+			return errors.New("usage: devenv push [-dir D] SOURCE_DIR REPOSITORY:TAG")
+		}
+		return pushDir(*dir, fs.Arg(0), fs.Arg(1), stdout)
 	case "down":
 		return down(*dir, stderr)
 	default:
-		return fmt.Errorf("unknown command %q: use up or down", args[0])
+		return fmt.Errorf("unknown command %q: use up, push or down", args[0])
 	}
 }
 
@@ -97,9 +108,7 @@ func pushSamples(env *testenv.Env, stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	refs, err := fixture.PushSamples(root, env.Registry.Host, remote.WithAuth(&authn.Basic{
-		Username: env.Registry.Username, Password: env.Registry.Password,
-	}))
+	refs, err := fixture.PushSamples(root, env.Registry.Host, registryAuth(env))
 	if err != nil {
 		return err
 	}
@@ -107,6 +116,36 @@ func pushSamples(env *testenv.Env, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "pushed %s\n", r)
 	}
 	fmt.Fprintf(stderr, "pushed %d sample packages in %.1fs\n", len(refs), time.Since(start).Seconds())
+	return nil
+}
+
+func registryAuth(env *testenv.Env) remote.Option {
+	return remote.WithAuth(&authn.Basic{Username: env.Registry.Username, Password: env.Registry.Password})
+}
+
+func pushDir(dir, src, ref string, stdout io.Writer) error {
+	env, err := testenv.Load(filepath.Join(dir, "env.json"))
+	if err != nil {
+		return fmt.Errorf("no environment in %s (run devenv up): %w", dir, err)
+	}
+	if env.Registry == nil {
+		return errors.New("the environment has no registry")
+	}
+	if first, _, _ := strings.Cut(ref, "/"); !strings.ContainsAny(first, ".:") && first != "localhost" {
+		ref = env.Registry.Host + "/" + ref
+	}
+	stream, err := fixture.Stream(src)
+	if err != nil {
+		return err
+	}
+	img, err := fixture.Image(stream)
+	if err != nil {
+		return err
+	}
+	if err := fixture.Push(ref, img, registryAuth(env)); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, ref)
 	return nil
 }
 

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	kubetesting "k8s.io/client-go/testing"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
 )

@@ -1,0 +1,136 @@
+package source_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
+)
+
+func gzipped(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	zw.Close()
+	return buf.Bytes()
+}
+
+func layerOf(t *testing.T, files ...fixture.File) v1.Layer {
+	t.Helper()
+	l, err := fixture.Layer(files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestHostileLayers: each malformed or hostile layer gets its own clear
+// error, whether it comes from a registry or a layout.
+func TestHostileLayers(t *testing.T) {
+	s := stream(t, "Provider")
+	pkgFile := fixture.File{Name: "package.yaml", Body: s}
+	cases := []struct {
+		name    string
+		layer   v1.Layer
+		limit   int64
+		wantErr string
+	}{
+		{"traversal", layerOf(t, fixture.File{Name: "../../etc/passwd", Body: []byte("x")}, pkgFile), 0,
+			`entry "../../etc/passwd" climbs out of the package root`},
+		{"absolute path", layerOf(t, fixture.File{Name: "/package.yaml", Body: s}), 0,
+			`entry "/package.yaml" has an absolute path`},
+		{"escaping symlink", layerOf(t, pkgFile, fixture.File{Name: "crds/evil", Typeflag: tar.TypeSymlink, Linkname: "../../../root"}), 0,
+			`link "crds/evil" points to "../../../root", outside the package`},
+		{"absolute symlink", layerOf(t, fixture.File{Name: "evil", Typeflag: tar.TypeSymlink, Linkname: "/etc/shadow"}, pkgFile), 0,
+			`link "evil" points to "/etc/shadow", outside the package`},
+		{"escaping hardlink", layerOf(t, fixture.File{Name: "evil", Typeflag: tar.TypeLink, Linkname: "../outside"}, pkgFile), 0,
+			`link "evil" points to "../outside", outside the package`},
+		{"device file", layerOf(t, fixture.File{Name: "dev/sda", Typeflag: tar.TypeBlock}, pkgFile), 0,
+			`entry "dev/sda" is a device or pipe`},
+		{"package.yaml is a symlink", layerOf(t, fixture.File{Name: "real.yaml", Body: s}, fixture.File{Name: "package.yaml", Typeflag: tar.TypeSymlink, Linkname: "real.yaml"}), 0,
+			"package.yaml is not a regular file"},
+		{"decompression bomb", layerOf(t, fixture.File{Name: "package.yaml", Body: bytes.Repeat([]byte("# padding\n"), 200_000)}), 1 << 20,
+			"decompresses to more than 1048576 bytes"},
+		{"not gzip", fixture.RawLayer([]byte(strings.Repeat("this is not a compressed tar stream ", 30))), 0,
+			"is not a gzip, zstd or tar stream"},
+		{"corrupt gzip", fixture.RawLayer(append([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}, bytes.Repeat([]byte{0xff}, 64)...)), 0,
+			"layer sha256:"},
+		{"truncated gzip", fixture.RawLayer(truncated(t, layerOf(t, pkgFile, fixture.File{Name: "big", Body: bytes.Repeat([]byte("ab"), 50000)}))), 0,
+			"is truncated"},
+		{"empty layer", fixture.RawLayer(gzipped(t, nil)), 0, "has no package.yaml at its root (first entries: none: the layer is empty)"},
+	}
+	reg := newRegistry(t)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			img, err := fixture.ImageOf([]v1.Layer{c.layer}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := testOptions()
+			o.MaxUncompressed = c.limit
+			for _, src := range []string{reg.push(t, "hostile:"+strings.ReplaceAll(c.name, " ", "-"), img), writeLayout(t, img)} {
+				_, _, err := readAll(t, src, o)
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Errorf("%s: err = %v\nwant it to contain %q", src, err, c.wantErr)
+				}
+			}
+		})
+	}
+}
+
+func truncated(t *testing.T, l v1.Layer) []byte {
+	t.Helper()
+	rc, err := l.Compressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	buf.ReadFrom(rc)
+	return buf.Bytes()[:buf.Len()/2]
+}
+
+func writeLayout(t *testing.T, artifact any) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := fixture.WriteLayout(dir, artifact); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestCorruptBlobInLayout changes a blob on disk after the manifest was
+// written: its digest no longer matches.
+func TestCorruptBlobInLayout(t *testing.T) {
+	s := stream(t, "Provider")
+	img, err := fixture.Image(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writeLayout(t, img)
+	layers, _ := img.Layers()
+	d, _ := layers[0].Digest()
+	blob := filepath.Join(dir, "blobs", "sha256", d.Hex)
+	content, err := os.ReadFile(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same length, one byte of the gzip trailer changed: gzip may not
+	// notice before the tar ends, the digest check must.
+	content[len(content)-1] ^= 0xff
+	if err := os.WriteFile(blob, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = readAll(t, dir, testOptions())
+	want := "layer " + d.String() + " of " + dir + " is corrupt: its content hashes to sha256:"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+}

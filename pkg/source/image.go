@@ -1,0 +1,131 @@
+package source
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// The xpkg specification's layer annotation.
+const (
+	AnnotationKey = "io.crossplane.xpkg"
+	BaseLayer     = "base"
+)
+
+// DefaultPlatform is the image the package manager picks from a
+// multi-platform index.
+var DefaultPlatform = v1.Platform{OS: "linux", Architecture: "amd64"}
+
+// selectFromIndex applies the index rules: at least one manifest; one is
+// used whatever its platform; of several, the one for platform.
+func selectFromIndex(idx v1.ImageIndex, platform v1.Platform, what string) (v1.Image, string, error) {
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, "", fmt.Errorf("read image index of %s: %w", what, err)
+	}
+	if len(im.Manifests) == 0 {
+		return nil, "", fmt.Errorf("the image index of %s has no manifests: an xpkg index must reference at least one", what)
+	}
+	pick := 0
+	if len(im.Manifests) > 1 {
+		pick = slices.IndexFunc(im.Manifests, func(d v1.Descriptor) bool {
+			return d.Platform != nil && d.Platform.Satisfies(platform)
+		})
+		if pick < 0 {
+			return nil, "", fmt.Errorf("the image index of %s has no manifest for %s (it has %s): choose one with --platform",
+				what, platform.String(), platforms(im.Manifests))
+		}
+	}
+	d := im.Manifests[pick]
+	if d.MediaType.IsIndex() {
+		return nil, "", fmt.Errorf("the image index of %s points to another index (%s): nested indexes are not xpkg images", what, d.Digest)
+	}
+	img, err := idx.Image(d.Digest)
+	if err != nil {
+		return nil, "", fmt.Errorf("read image %s of %s: %w", d.Digest, what, err)
+	}
+	note := fmt.Sprintf("image index with one manifest: used %s", d.Digest)
+	if len(im.Manifests) > 1 {
+		note = fmt.Sprintf("image index with %d manifests: chose %s (%s)", len(im.Manifests), platform.String(), d.Digest)
+	}
+	return img, note, nil
+}
+
+func platforms(ds []v1.Descriptor) string {
+	var out []string
+	for _, d := range ds {
+		if d.Platform == nil {
+			out = append(out, "no platform")
+			continue
+		}
+		out = append(out, d.Platform.String())
+	}
+	return strings.Join(out, ", ")
+}
+
+// layerChoice is the layer the base-layer rules select; nil means the
+// image's flattened filesystem.
+type layerChoice struct {
+	layer v1.Layer
+	rule  string
+}
+
+// selectLayer applies the layer rules: at most one layer annotated
+// io.crossplane.xpkg: base, and then only that layer is read. Image tarballs
+// lose manifest annotations, so crossplane xpkg build also labels the image
+// config with io.crossplane.xpkg:<layer digest>: base; checkConfig reads
+// those when the manifest has no annotation. Without either, the flattened
+// filesystem of all layers is used.
+func selectLayer(img v1.Image, what string) (layerChoice, error) {
+	m, err := img.Manifest()
+	if err != nil {
+		return layerChoice{}, fmt.Errorf("read manifest of %s: %w", what, err)
+	}
+	var base []v1.Hash
+	for _, l := range m.Layers {
+		if l.Annotations[AnnotationKey] == BaseLayer {
+			base = append(base, l.Digest)
+		}
+	}
+	rule := "base layer annotated in the manifest"
+	if len(base) == 0 {
+		if base, err = labelledLayers(img, what); err != nil {
+			return layerChoice{}, err
+		}
+		rule = "base layer labelled in the image config"
+	}
+	switch len(base) {
+	case 0:
+		return layerChoice{rule: fmt.Sprintf("no base layer annotation: flattened filesystem of %d layers", len(m.Layers))}, nil
+	case 1:
+		l, err := img.LayerByDigest(base[0])
+		if err != nil {
+			return layerChoice{}, fmt.Errorf("%s: base layer %s: %w", what, base[0], err)
+		}
+		return layerChoice{layer: l, rule: rule}, nil
+	}
+	return layerChoice{}, fmt.Errorf("%s has %d layers annotated %s: %s: at most one is allowed", what, len(base), AnnotationKey, BaseLayer)
+}
+
+func labelledLayers(img v1.Image, what string) ([]v1.Hash, error) {
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("read image config of %s: %w", what, err)
+	}
+	var out []v1.Hash
+	for k, v := range cfg.Config.Labels {
+		ds, ok := strings.CutPrefix(k, AnnotationKey+":")
+		if !ok || v != BaseLayer {
+			continue
+		}
+		h, err := v1.NewHash(ds)
+		if err != nil {
+			return nil, fmt.Errorf("%s: image config label %q names no layer digest", what, k)
+		}
+		out = append(out, h)
+	}
+	slices.SortFunc(out, func(a, b v1.Hash) int { return strings.Compare(a.String(), b.String()) })
+	return out, nil
+}

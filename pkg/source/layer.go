@@ -1,0 +1,92 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+var (
+	gzipMagic = []byte{0x1f, 0x8b}
+	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+)
+
+// openedLayer is a layer's tar stream and what finishing it takes.
+type openedLayer struct {
+	tar    io.Reader
+	finish func() error // drains the rest and verifies the digest
+	close  func() error
+}
+
+// openBlob reads a layer as a blob (registry, OCI layout): the compressed
+// bytes are hashed against the manifest's digest, and decompressed by what
+// their first bytes say they are.
+func openBlob(l v1.Layer, limit int64, what string) (*openedLayer, error) {
+	digest, err := l.Digest()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	size, _ := l.Size()
+	rc, err := l.Compressed()
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", what, err)
+	}
+	vr := newVerifyReader(rc, digest, size, what)
+	plain, closeDec, err := decompress(bufio.NewReaderSize(vr, 256<<10), what)
+	if err != nil {
+		rc.Close()
+		return nil, err
+	}
+	return &openedLayer{
+		tar:    newLimitReader(plain, limit, what),
+		finish: vr.verify,
+		close: func() error {
+			closeDec()
+			return rc.Close()
+		},
+	}, nil
+}
+
+// openUncompressed reads a layer whose bytes the image format itself
+// vouches for (an image tarball holds no digests of its own).
+func openUncompressed(l v1.Layer, limit int64, what string) (*openedLayer, error) {
+	rc, err := l.Uncompressed()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	return &openedLayer{
+		tar:    newLimitReader(rc, limit, what),
+		finish: func() error { return nil },
+		close:  rc.Close,
+	}, nil
+}
+
+// decompress picks gzip, zstd or plain tar by the stream's magic bytes.
+func decompress(br *bufio.Reader, what string) (io.Reader, func(), error) {
+	head, err := br.Peek(512)
+	if err != nil && len(head) == 0 {
+		return nil, nil, fmt.Errorf("%s is empty or unreadable: %w", what, err)
+	}
+	switch {
+	case bytes.HasPrefix(head, gzipMagic):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: bad gzip header: %w", what, err)
+		}
+		return zr, func() { zr.Close() }, nil
+	case bytes.HasPrefix(head, zstdMagic):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: bad zstd header: %w", what, err)
+		}
+		return zr, zr.Close, nil
+	case len(head) >= 262 && bytes.Equal(head[257:262], []byte("ustar")):
+		return br, func() {}, nil
+	}
+	return nil, nil, fmt.Errorf("%s is not a gzip, zstd or tar stream", what)
+}

@@ -1,0 +1,99 @@
+package source
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// DefaultMaxUncompressed bounds the decompressed bytes read from a package's
+// layers: generous for real packages (provider-aws is ~7 MB), and a stop for
+// decompression bombs.
+const DefaultMaxUncompressed int64 = 1 << 30
+
+// limitError reports that a read passed the decompressed-size limit.
+type limitError struct {
+	what  string
+	limit int64
+}
+
+func (e *limitError) Error() string {
+	return fmt.Sprintf("%s decompresses to more than %d bytes (raise the limit with --max-size if the package is really that large)", e.what, e.limit)
+}
+
+// limitReader fails, rather than stopping quietly, past its limit.
+type limitReader struct {
+	r     io.Reader
+	left  int64
+	limit int64
+	what  string
+}
+
+func newLimitReader(r io.Reader, limit int64, what string) *limitReader {
+	return &limitReader{r: r, left: limit, limit: limit, what: what}
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		// One byte more than allowed tells a stream that ends exactly at the
+		// limit from one that goes on.
+		var b [1]byte
+		if n, _ := l.r.Read(b[:]); n > 0 {
+			return 0, &limitError{what: l.what, limit: l.limit}
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+// verifyReader hashes what passes through it; verify compares the total
+// with the digest and size the manifest promised, after draining the rest.
+type verifyReader struct {
+	r    io.Reader
+	h    hash.Hash
+	n    int64
+	want v1.Hash
+	size int64
+	what string
+}
+
+func newVerifyReader(r io.Reader, want v1.Hash, size int64, what string) *verifyReader {
+	return &verifyReader{r: r, h: sha256.New(), want: want, size: size, what: what}
+}
+
+func (v *verifyReader) Read(p []byte) (int, error) {
+	n, err := v.r.Read(p)
+	v.h.Write(p[:n])
+	v.n += int64(n)
+	if v.size > 0 && v.n > v.size {
+		return n, fmt.Errorf("%s is larger than the %d bytes its descriptor states", v.what, v.size)
+	}
+	return n, err
+}
+
+// verify drains the stream and checks its digest and size.
+func (v *verifyReader) verify() error {
+	if _, err := io.Copy(io.Discard, v); err != nil {
+		return readError(v.what, err)
+	}
+	if v.want.Algorithm != "sha256" {
+		return nil // nothing we can check
+	}
+	got := hex.EncodeToString(v.h.Sum(nil))
+	if got != v.want.Hex {
+		return fmt.Errorf("%s is corrupt: its content hashes to sha256:%s, not %s", v.what, got, v.want)
+	}
+	if v.size > 0 && v.n != v.size {
+		return fmt.Errorf("%s is %d bytes, not the %d its descriptor states", v.what, v.n, v.size)
+	}
+	return nil
+}

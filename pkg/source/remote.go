@@ -1,0 +1,120 @@
+package source
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// DefaultRegistry is where Crossplane's package manager resolves references
+// that name no registry.
+const DefaultRegistry = "xpkg.crossplane.io"
+
+// RegistryEnvVar overrides DefaultRegistry.
+const RegistryEnvVar = "XPKG_REGISTRY"
+
+// DefaultRegistryFromEnv is $XPKG_REGISTRY, or DefaultRegistry.
+func DefaultRegistryFromEnv() string {
+	if r := os.Getenv(RegistryEnvVar); r != "" {
+		return r
+	}
+	return DefaultRegistry
+}
+
+// ParseReference resolves a package reference the way the package manager
+// does: without a registry host it lives on registry.
+func ParseReference(arg, registry string) (name.Reference, error) {
+	ref, err := name.ParseReference(arg, name.WithDefaultRegistry(registry))
+	if err != nil {
+		return nil, fmt.Errorf("%q is neither a file, a directory nor a package reference: %w", arg, err)
+	}
+	return ref, nil
+}
+
+// RemoteOptions are the go-containerregistry options every registry request
+// of the plugin uses: credentials, the plain-HTTP guard, the user agent.
+func RemoteOptions(ctx context.Context, o Options) []remote.Option {
+	o = o.withDefaults()
+	opts := []remote.Option{
+		remote.WithContext(ctx),
+		remote.WithAuthFromKeychain(o.Keychain),
+		remote.WithTransport(&httpGuard{next: insecureTLS(o.Transport, o.Insecure), insecure: o.Insecure}),
+		remote.WithPlatform(*o.Platform),
+	}
+	if o.UserAgent != "" {
+		opts = append(opts, remote.WithUserAgent(o.UserAgent))
+	}
+	return opts
+}
+
+func openRemote(ctx context.Context, arg string, o Options) (*Package, error) {
+	ref, err := ParseReference(arg, o.Registry)
+	if err != nil {
+		return nil, err
+	}
+	info := Info{Source: arg, Type: TypeRegistry, Reference: ref.Name()}
+	desc, err := remote.Get(ref, RemoteOptions(ctx, o)...)
+	if err != nil {
+		return nil, fmt.Errorf("pull %s: %w", ref.Name(), err)
+	}
+	if !desc.MediaType.IsIndex() {
+		img, err := desc.Image()
+		if err != nil {
+			return nil, fmt.Errorf("pull %s: %w", ref.Name(), err)
+		}
+		return openImage(img, info, o, true)
+	}
+	idx, err := desc.ImageIndex()
+	if err != nil {
+		return nil, fmt.Errorf("pull %s: %w", ref.Name(), err)
+	}
+	img, note, err := selectFromIndex(idx, *o.Platform, ref.Name())
+	if err != nil {
+		return nil, err
+	}
+	info.Notes = append(info.Notes, note)
+	return openImage(img, info, o, true)
+}
+
+// httpGuard refuses plain HTTP to registries off loopback unless the user
+// asked for --insecure: go-containerregistry would otherwise fall back to
+// HTTP for private network addresses too.
+type httpGuard struct {
+	next     http.RoundTripper
+	insecure bool
+}
+
+func (g *httpGuard) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme == "http" && !g.insecure && !isLoopback(r.URL.Hostname()) {
+		return nil, fmt.Errorf("refusing plain HTTP to %s: only loopback registries may use it without --insecure", r.URL.Host)
+	}
+	return g.next.RoundTrip(r)
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// insecureTLS skips certificate verification when the user asked for it.
+func insecureTLS(rt http.RoundTripper, insecure bool) http.RoundTripper {
+	t, ok := rt.(*http.Transport)
+	if !insecure || !ok {
+		return rt
+	}
+	t = t.Clone()
+	if t.TLSClientConfig == nil {
+		t.TLSClientConfig = &tls.Config{}
+	}
+	t.TLSClientConfig.InsecureSkipVerify = true //nolint:gosec // the user asked for --insecure
+	return t
+}

@@ -1,0 +1,155 @@
+// Package source opens Crossplane packages wherever they come from: a
+// registry reference, an image tarball (.xpkg, docker save), an OCI image
+// layout directory, or a package source directory. It applies the xpkg OCI
+// rules (image index, base layer, flattened filesystem), reads layers
+// safely within limits, and hands the package.yaml stream (or a legacy
+// .registry/ tree) to the format package as an io.Reader or fs.FS.
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// Source types, as Info.Type reports them.
+const (
+	TypeRegistry  = "registry"
+	TypeTarball   = "tarball"
+	TypeLayout    = "oci-layout"
+	TypeDirectory = "directory"
+)
+
+// Formats, as Info.Format reports them.
+const (
+	FormatStream = "package.yaml"
+	FormatLegacy = "legacy .registry/"
+)
+
+// Options configure how packages are found and read.
+type Options struct {
+	// Registry resolves references without a registry host; empty means
+	// $XPKG_REGISTRY, else DefaultRegistry.
+	Registry string
+	// Platform selects the image of a multi-platform index; nil means linux/amd64.
+	Platform *v1.Platform
+	// Insecure allows plain HTTP and unverified TLS for registries that are
+	// not on loopback (loopback registries may always use plain HTTP).
+	Insecure bool
+	// Keychain supplies registry credentials; nil means authn.DefaultKeychain
+	// (docker config.json and credential helpers).
+	Keychain authn.Keychain
+	// Transport carries registry requests; nil means http.DefaultTransport.
+	Transport http.RoundTripper
+	// MaxUncompressed bounds the decompressed bytes read; 0 means
+	// DefaultMaxUncompressed.
+	MaxUncompressed int64
+	// UserAgent is sent to registries.
+	UserAgent string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Registry == "" {
+		o.Registry = DefaultRegistryFromEnv()
+	}
+	if o.Platform == nil {
+		p := DefaultPlatform
+		o.Platform = &p
+	}
+	if o.Keychain == nil {
+		o.Keychain = authn.DefaultKeychain
+	}
+	if o.Transport == nil {
+		o.Transport = http.DefaultTransport
+	}
+	if o.MaxUncompressed <= 0 {
+		o.MaxUncompressed = DefaultMaxUncompressed
+	}
+	return o
+}
+
+// Info says what was opened and which rules decided it.
+type Info struct {
+	// Source is the argument as given.
+	Source string `json:"source"`
+	// Type is registry, tarball, oci-layout or directory.
+	Type string `json:"type"`
+	// Reference is the resolved, fully qualified registry reference.
+	Reference string `json:"reference,omitempty"`
+	// Digest is the digest of the image (manifest) read.
+	Digest string `json:"digest,omitempty"`
+	// Layer is the digest of the base layer read, if one was.
+	Layer string `json:"layer,omitempty"`
+	// Rule says how the package content was found.
+	Rule string `json:"rule"`
+	// Format is package.yaml or legacy .registry/.
+	Format string `json:"format"`
+	// Notes record the other rules met (index selection and the like).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Package is an opened package. Read its Stream (or Legacy tree), then Close
+// it: Close finishes checking the layer (later tar entries, the digest), so
+// a package is good only if Close returns nil.
+type Package struct {
+	Info
+	stream io.Reader
+	legacy fs.FS
+	finish func() error
+	close  func() error
+	closed bool
+	err    error
+}
+
+// Stream is the package.yaml stream; nil for a legacy package.
+func (p *Package) Stream() io.Reader { return p.stream }
+
+// Legacy is the image filesystem holding the .registry/ tree of a legacy
+// package; nil for a package.yaml package.
+func (p *Package) Legacy() fs.FS { return p.legacy }
+
+// Close finishes reading and verifying the package and releases it.
+func (p *Package) Close() error {
+	if p.closed {
+		return p.err
+	}
+	p.closed = true
+	if p.finish != nil {
+		p.err = p.finish()
+	}
+	if p.close != nil {
+		p.err = errors.Join(p.err, p.close())
+	}
+	return p.err
+}
+
+// Open finds the package arg names: an existing file is an image tarball,
+// an existing directory an OCI layout or a package directory, anything else
+// a registry reference.
+func Open(ctx context.Context, arg string, o Options) (*Package, error) {
+	o = o.withDefaults()
+	st, err := os.Stat(arg)
+	switch {
+	case err == nil && st.IsDir():
+		return openDirectory(arg, o)
+	case err == nil:
+		return openTarball(arg, o)
+	case looksLikePath(arg):
+		return nil, fmt.Errorf("package %s: %w", arg, err)
+	}
+	return openRemote(ctx, arg, o)
+}
+
+// looksLikePath keeps a mistyped file name from being sent to a registry.
+func looksLikePath(arg string) bool {
+	return strings.HasPrefix(arg, "/") || strings.HasPrefix(arg, "./") || strings.HasPrefix(arg, "../") ||
+		strings.HasSuffix(arg, ".xpkg") || strings.HasSuffix(arg, ".tar") || strings.HasSuffix(arg, ".tar.gz")
+}
