@@ -25,3 +25,6 @@ export XPKG_TESTENV="$root/$dir/env.json"
 export XPKG_BINARY="$binary"
 # shellcheck disable=SC2086 # GOTESTFLAGS is a list of flags
 go test -count=1 -v ${GOTESTFLAGS:-} ./...
+
+# Every parser's fuzz target, for a bounded time each (FUZZTIME).
+hack/fuzz.sh

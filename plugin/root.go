@@ -86,7 +86,7 @@ packages from registries, .xpkg files, OCI layouts and directories.`,
 	root.ConfigFlags.AddFlags(flags)
 	addKlogFlags(cmd)
 
-	cmd.AddCommand(NewCmdVersion(root))
+	cmd.AddCommand(NewCmdVersion(root), NewCmdExtract(root), NewCmdValidate(root))
 	addGroups(cmd)
 	return cmd
 }
@@ -131,4 +131,17 @@ func unknownVerb(c *cobra.Command, args []string) error {
 		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
 	}
 	return &exit.UsageError{Err: errors.New(msg), Hint: fmt.Sprintf("Run '%s --help' for usage.", c.CommandPath())}
+}
+
+// exactArgs is cobra.ExactArgs with a message that names the arguments.
+func exactArgs(n int, names string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) == n {
+			return nil
+		}
+		return &exit.UsageError{
+			Err:  fmt.Errorf("%s takes %s (got %d argument(s))", c.CommandPath(), names, len(args)),
+			Hint: fmt.Sprintf("See '%s --help' for usage.", c.CommandPath()),
+		}
+	}
 }

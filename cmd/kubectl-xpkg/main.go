@@ -2,6 +2,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -20,7 +21,7 @@ func run(streams genericiooptions.IOStreams, args []string) int {
 	cmd := plugin.NewCmdRoot(streams)
 	cmd.SetArgs(args)
 	err := cmd.Execute()
-	if err != nil {
+	if err != nil && !errors.Is(err, exit.Silent) {
 		fmt.Fprintf(streams.ErrOut, "error: %s\n", exit.Message(err))
 	}
 	return exit.Code(err)

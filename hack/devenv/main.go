@@ -88,7 +88,7 @@ func up(dir, bin, xpVersion string, push bool, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	env, err := testenv.Start(ctx, testenv.Options{Dir: dir, BinDir: bin, CrossplaneVersion: xpVersion, Log: stderr})
+	env, err := testenv.Start(ctx, testenv.Options{Dir: dir, BinDir: bin, CrossplaneVersion: xpVersion, Log: stderr, Detached: true})
 	if err != nil {
 		return err
 	}

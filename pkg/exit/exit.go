@@ -18,6 +18,10 @@ const (
 	Usage = 1
 )
 
+// Silent is an error whose message the command has already printed: the
+// process only exits with its code.
+var Silent = errors.New("")
+
 // CodeError carries the exit code a failure should end the process with.
 type CodeError struct {
 	Code int

@@ -21,6 +21,7 @@ const (
 	RuleCrossplane   = "crossplane-version"
 	RuleController   = "controller-image"
 	RuleObjectHeader = "object-header"
+	RuleYAML         = "yaml-stream"
 )
 
 // Violation is one breach of a content rule.

@@ -158,14 +158,14 @@ func decode(index int, raw []byte) (*Object, error) {
 	}
 	var v any
 	if err := yaml.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("document %d: invalid YAML: %w", index, err)
+		return nil, &SyntaxError{Document: index, Err: fmt.Errorf("invalid YAML: %w", err)}
 	}
 	if v == nil {
 		return nil, nil
 	}
 	content, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("document %d: not a YAML mapping but a %s", index, yamlType(v))
+		return nil, &SyntaxError{Document: index, Err: fmt.Errorf("not a YAML mapping but a %s", yamlType(v))}
 	}
 	return &Object{Index: index, Raw: raw, Content: content}, nil
 }
@@ -183,3 +183,13 @@ func yamlType(v any) string {
 	}
 	return fmt.Sprintf("%T", v)
 }
+
+// SyntaxError is a document that is not a YAML mapping: the stream breaks
+// the rule that package.yaml holds a valid YAML stream of objects.
+type SyntaxError struct {
+	Document int
+	Err      error
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("document %d: %v", e.Document, e.Err) }
+func (e *SyntaxError) Unwrap() error { return e.Err }

@@ -30,7 +30,7 @@ const (
 	userDev     = "xpkg-dev"
 )
 
-func startEtcd(ctx context.Context, dir, bin string) (*process, string, error) {
+func startEtcd(ctx context.Context, dir, bin string, detached bool) (*process, string, error) {
 	clientPort, err := freePort()
 	if err != nil {
 		return nil, "", err
@@ -47,7 +47,7 @@ func startEtcd(ctx context.Context, dir, bin string) (*process, string, error) {
 		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
 		"--initial-cluster=xpkg=" + peer,
 		"--unsafe-no-fsync", "--log-level=warn",
-	}, nil)
+	}, detached)
 	if err != nil {
 		return nil, "", err
 	}
@@ -101,7 +101,7 @@ func writeAPIServerFiles(dir string) (*apiserverFiles, error) {
 	return f, nil
 }
 
-func startAPIServer(ctx context.Context, dir, bin, etcdURL string, f *apiserverFiles) (*process, string, error) {
+func startAPIServer(ctx context.Context, dir, bin, etcdURL string, f *apiserverFiles, detached bool) (*process, string, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, "", err
@@ -121,7 +121,7 @@ func startAPIServer(ctx context.Context, dir, bin, etcdURL string, f *apiserverF
 		// Nothing here runs pods or services: skip the endpoint bookkeeping.
 		"--endpoint-reconciler-type=none",
 		"--cert-dir=" + filepath.Join(dir, "apiserver-certs"),
-	}, nil)
+	}, detached)
 	if err != nil {
 		return nil, "", err
 	}

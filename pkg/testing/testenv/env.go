@@ -57,6 +57,9 @@ type Options struct {
 	NoRegistry bool
 	// Log receives progress lines.
 	Log io.Writer
+	// Detached servers outlive the process that started them (devenv up);
+	// otherwise they die with it, even if it is killed.
+	Detached bool
 }
 
 // Start brings up the environment. On failure everything it started is
@@ -94,7 +97,7 @@ func Start(ctx context.Context, o Options) (env *Env, err error) {
 		if err != nil {
 			return env, errors.New("docker-registry not found: install Debian's docker-registry package (.ci/run does)")
 		}
-		p, reg, err := startRegistry(ctx, dir, bin)
+		p, reg, err := startRegistry(ctx, dir, bin, o.Detached)
 		env.track(p, bin)
 		if err != nil {
 			return env, err
@@ -114,7 +117,7 @@ func (e *Env) startCluster(ctx context.Context, o Options) error {
 		}
 	}
 	e.Kubectl = bins["kubectl"]
-	p, etcdURL, err := startEtcd(ctx, e.Dir, bins["etcd"])
+	p, etcdURL, err := startEtcd(ctx, e.Dir, bins["etcd"], o.Detached)
 	e.track(p, bins["etcd"])
 	if err != nil {
 		return err
@@ -124,7 +127,7 @@ func (e *Env) startCluster(ctx context.Context, o Options) error {
 		return err
 	}
 	start := time.Now()
-	p, url, err := startAPIServer(ctx, e.Dir, bins["kube-apiserver"], etcdURL, files)
+	p, url, err := startAPIServer(ctx, e.Dir, bins["kube-apiserver"], etcdURL, files, o.Detached)
 	e.track(p, bins["kube-apiserver"])
 	if err != nil {
 		return err
@@ -171,6 +174,9 @@ func (e *Env) DynamicClient(context string) (dynamic.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Loading CRDs polls each one until it is established: lift client-go's
+	// default client-side rate limit, meant for controllers.
+	cfg.QPS, cfg.Burst = 200, 400
 	return dynamic.NewForConfig(cfg)
 }
 

@@ -35,10 +35,11 @@ type process struct {
 	done chan struct{} // closed when the child exits (only while we are its parent)
 }
 
-// startProcess runs bin in its own process group, so that it outlives a
-// short-lived parent (`devenv up`) and is stopped by PID later. Output goes
-// to <dir>/<name>.log.
-func startProcess(dir, name, bin string, args []string, env []string) (*process, error) {
+// startProcess runs bin. A detached process runs in its own process group,
+// so that it outlives a short-lived parent (`devenv up`) and is stopped by
+// PID later; any other is killed by the kernel if the test binary that
+// started it dies without stopping it. Output goes to <dir>/<name>.log.
+func startProcess(dir, name, bin string, args []string, detached bool) (*process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -47,8 +48,10 @@ func startProcess(dir, name, bin string, args []string, env []string) (*process,
 	defer logFile.Close()
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if !detached {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}

@@ -46,7 +46,7 @@ auth:
     path: %s
 `
 
-func startRegistry(ctx context.Context, dir, bin string) (*process, *Registry, error) {
+func startRegistry(ctx context.Context, dir, bin string, detached bool) (*process, *Registry, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, nil, err
@@ -74,7 +74,7 @@ func startRegistry(ctx context.Context, dir, bin string) (*process, *Registry, e
 	if err := WriteDockerConfig(reg.DockerConfig, reg.Host, reg.Username, reg.Password); err != nil {
 		return nil, nil, err
 	}
-	p, err := startProcess(dir, "docker-registry", bin, []string{"serve", cfgPath}, nil)
+	p, err := startProcess(dir, "docker-registry", bin, []string{"serve", cfgPath}, detached)
 	if err != nil {
 		return nil, nil, err
 	}

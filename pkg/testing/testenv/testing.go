@@ -6,28 +6,42 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 )
 
 // harness is the environment of one test binary, set up by Main.
 var harness struct {
-	env *Env
-	err error
+	main bool
+	env  *Env
+	err  error
+	once sync.Once
+	stop func()
 }
 
 var errShort = errors.New("-short: integration tests skipped")
 
 // Main is a TestMain for packages with integration tests. It uses the
 // environment named by $XPKG_TESTENV (make test starts one), or else starts
-// a private one for this test binary from the binaries hack/build-k8s.sh
-// cached, and stops it afterwards.
+// a private one for this test binary, from the binaries hack/build-k8s.sh
+// cached, the first time a test asks for it (so that unit tests and fuzzing
+// alone never pay for it), and stops it afterwards.
 func Main(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
 func runMain(m *testing.M) int {
 	flag.Parse()
+	harness.main = true
+	code := m.Run()
+	if harness.stop != nil {
+		harness.stop()
+	}
+	return code
+}
+
+func setup() {
 	switch path := os.Getenv(EnvVar); {
 	case path != "":
 		harness.env, harness.err = Load(path)
@@ -37,14 +51,8 @@ func runMain(m *testing.M) int {
 	case testing.Short():
 		harness.err = errShort
 	default:
-		stop, err := startPrivate()
-		if err != nil {
-			harness.err = err
-		} else {
-			defer stop()
-		}
+		harness.stop, harness.err = startPrivate()
 	}
-	return m.Run()
 }
 
 func startPrivate() (func(), error) {
@@ -71,13 +79,15 @@ func startPrivate() (func(), error) {
 // under -short does it skip, and says so.
 func Get(t testing.TB) *Env {
 	t.Helper()
+	if !harness.main {
+		t.Fatal("testenv.Get called in a package whose TestMain does not call testenv.Main")
+	}
+	harness.once.Do(setup)
 	switch {
 	case harness.env != nil:
 		return harness.env
 	case errors.Is(harness.err, errShort):
 		t.Skip("integration test skipped under -short: it needs the local cluster and registry")
-	case harness.err == nil:
-		t.Fatal("testenv.Get called in a package whose TestMain does not call testenv.Main")
 	default:
 		t.Fatalf("the local cluster and registry are not available: %v\n"+
 			"Run `make test`, or `make dev-env` and export the %s it prints.", harness.err, EnvVar)

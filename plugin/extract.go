@@ -1,0 +1,182 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/extract"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+)
+
+var extractExample = `  # Print a package's package.yaml, from a registry (unqualified references use xpkg.crossplane.io)
+  kubectl xpkg extract crossplane-contrib/provider-nop:v0.4.0
+
+  # Only its CRDs, from a .xpkg file, into a file (written atomically)
+  kubectl xpkg extract provider-nop.xpkg --only crd -o crds.yaml
+
+  # One file per object, for browsing and git diff
+  kubectl xpkg extract xpkg.crossplane.io/crossplane-contrib/provider-helm:v1.4.0 -o provider-helm/
+
+  # The objects as a JSON list, from an OCI layout directory, for jq
+  kubectl xpkg extract ./layout -o json | jq '.items[].metadata.name'
+
+  # The gzip file Crossplane's package cache keeps
+  kubectl xpkg extract ./my-package --gzip -o my-package.gz`
+
+// ExtractOptions holds the flags and state of `kubectl xpkg extract`.
+type ExtractOptions struct {
+	Output string
+	Split  bool
+	Only   []string
+	Gzip   bool
+	Source SourceFlags
+
+	source string
+	dir    string // split into this directory
+	file   string // write to this file
+	json   bool
+	root   *Root
+}
+
+// NewCmdExtract builds `kubectl xpkg extract`.
+func NewCmdExtract(root *Root) *cobra.Command {
+	o := &ExtractOptions{root: root}
+	cmd := &cobra.Command{
+		Use:   "extract SOURCE [-o FILE|DIR/|json|yaml] [--only KIND]",
+		Short: "Write a package's contents: its package.yaml, some of its objects, or one file per object",
+		Long: `Extract reads a package from a registry reference, an image tarball (.xpkg), an OCI
+image layout directory or a package source directory, and writes its package.yaml
+stream: to stdout by default, to a file with -o FILE, one file per object with
+-o DIR/ (or --split), or as a JSON list with -o json. Files are written atomically:
+a failed extract leaves nothing behind. A legacy package (.registry/ layout) is
+translated into its Package record and annotated CRDs first.`,
+		Example: extractExample,
+		GroupID: groupLocal,
+		Args:    exactArgs(1, "SOURCE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "", "Where and how to write: FILE, DIR/ (one file per object), json (a List on stdout) or yaml (stdout, the default).")
+	f.BoolVar(&o.Split, "split", false, "Write one file per object into the -o directory.")
+	f.StringSliceVar(&o.Only, "only", nil, "Keep only objects of these kinds: a kind (e.g. CustomResourceDefinition, compositions) or crd, xrd, mrd, webhook, meta.")
+	f.BoolVar(&o.Gzip, "gzip", false, "Gzip the stream (the format of Crossplane's package cache).")
+	o.Source.AddFlags(f)
+	return cmd
+}
+
+// Complete resolves the output mode from -o and --split.
+func (o *ExtractOptions) Complete(args []string) error {
+	o.source = args[0]
+	switch out := o.Output; {
+	case out == "" || out == printers.FormatYAML:
+	case out == printers.FormatJSON:
+		o.json = true
+	case o.Split || strings.HasSuffix(out, "/"):
+		o.dir = out
+	default:
+		o.file = out
+	}
+	return nil
+}
+
+// Validate rejects combinations that cannot be honoured.
+func (o *ExtractOptions) Validate() error {
+	switch {
+	case o.Split && o.dir == "":
+		return errors.New("--split needs a directory: -o DIR/")
+	case o.Gzip && (o.json || o.dir != ""):
+		return errors.New("--gzip applies to a YAML stream, not to -o json or a directory")
+	}
+	return nil
+}
+
+// Run reads the package and writes it out.
+func (o *ExtractOptions) Run(cmd *cobra.Command) error {
+	so, limits, err := o.Source.Options()
+	if err != nil {
+		return err
+	}
+	p, err := openPackage(cmd.Context(), o.root, o.source, so)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	opts := extract.Options{Only: o.Only, JSON: o.json, Gzip: o.Gzip, Limits: limits}
+	switch {
+	case o.dir != "":
+		return o.writeDir(p, opts)
+	case o.file != "":
+		return o.writeFile(p, opts)
+	}
+	if err := o.write(p, opts); err != nil {
+		return err
+	}
+	return p.Close()
+}
+
+func (o *ExtractOptions) write(p *source.Package, opts extract.Options) error {
+	content, err := p.Content()
+	if err != nil {
+		return err
+	}
+	return extract.Write(o.root.IOStreams.Out, content, opts)
+}
+
+func (o *ExtractOptions) writeFile(p *source.Package, opts extract.Options) error {
+	f, err := extract.CreateFile(o.file)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	content, err := p.Content()
+	if err != nil {
+		return err
+	}
+	if err := extract.Write(f, content, opts); err != nil {
+		return fmt.Errorf("extract %s: %w", o.source, err)
+	}
+	if err := p.Close(); err != nil {
+		return err
+	}
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.root.IOStreams.ErrOut, "Wrote %s\n", o.file)
+	return nil
+}
+
+func (o *ExtractOptions) writeDir(p *source.Package, opts extract.Options) error {
+	d, err := extract.CreateDir(o.dir)
+	if err != nil {
+		return err
+	}
+	defer d.Abort()
+	content, err := p.Content()
+	if err != nil {
+		return err
+	}
+	names, err := extract.Split(d, content, opts)
+	if err != nil {
+		return fmt.Errorf("extract %s: %w", o.source, err)
+	}
+	if err := p.Close(); err != nil {
+		return err
+	}
+	if err := d.Commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.root.IOStreams.ErrOut, "Wrote %d files to %s\n", len(names), o.dir)
+	return nil
+}

@@ -1,0 +1,94 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/version"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
+)
+
+// SourceFlags are the flags of every verb that reads packages.
+type SourceFlags struct {
+	Registry string
+	Platform string
+	Insecure bool
+	MaxSize  string
+	MaxDoc   string
+}
+
+// AddFlags registers the flags.
+func (f *SourceFlags) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Registry, "registry", "", fmt.Sprintf("Registry for package references that name none (default $%s, else %s).", source.RegistryEnvVar, source.DefaultRegistry))
+	fs.StringVar(&f.Platform, "platform", "", "Platform to pick from a multi-platform package image, as os/arch[/variant] (default linux/amd64).")
+	fs.BoolVar(&f.Insecure, "insecure", false, "Allow plain HTTP and unverified TLS to registries that are not on loopback.")
+	fs.StringVar(&f.MaxSize, "max-size", "1Gi", "Largest decompressed package content to read, guarding against decompression bombs.")
+	fs.StringVar(&f.MaxDoc, "max-document-size", "32Mi", "Largest single YAML document to parse.")
+}
+
+// Options turns the flags into source options and parse limits.
+func (f *SourceFlags) Options() (source.Options, xpkg.Limits, error) {
+	o := source.Options{Registry: f.Registry, Insecure: f.Insecure, UserAgent: "kubectl-xpkg/" + version.Get().Version}
+	limits := xpkg.DefaultLimits
+	if f.Platform != "" {
+		p, err := v1.ParsePlatform(f.Platform)
+		if err != nil || p.OS == "" || p.Architecture == "" {
+			return o, limits, fmt.Errorf("--platform %q: want os/arch[/variant], e.g. linux/arm64", f.Platform)
+		}
+		o.Platform = p
+	}
+	size, err := byteSize("--max-size", f.MaxSize)
+	if err != nil {
+		return o, limits, err
+	}
+	o.MaxUncompressed = size
+	doc, err := byteSize("--max-document-size", f.MaxDoc)
+	if err != nil {
+		return o, limits, err
+	}
+	limits.MaxDocumentBytes = int(doc)
+	return o, limits, nil
+}
+
+func byteSize(flag, v string) (int64, error) {
+	q, err := resource.ParseQuantity(v)
+	if err != nil || q.Sign() <= 0 {
+		return 0, fmt.Errorf("%s %q: want a positive size such as 512Mi or 2Gi", flag, v)
+	}
+	return q.Value(), nil
+}
+
+// openPackage opens a package source and reports on stderr what was met.
+func openPackage(ctx context.Context, r *Root, arg string, o source.Options) (*source.Package, error) {
+	p, err := source.Open(ctx, arg, o)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(r.IOStreams.ErrOut, describeSource(p.Info))
+	return p, nil
+}
+
+// describeSource is the one line that says what was read: the resolved
+// reference and the rule that found the content.
+func describeSource(i source.Info) string {
+	what := i.Source
+	if i.Reference != "" {
+		what = i.Reference
+	}
+	if i.Digest != "" {
+		what += "@" + i.Digest
+	}
+	line := fmt.Sprintf("Reading %s %s (%s", i.Type, what, i.Rule)
+	for _, n := range i.Notes {
+		line += "; " + n
+	}
+	if i.Format == source.FormatLegacy {
+		line += "; legacy .registry/ package"
+	}
+	return line + ")"
+}

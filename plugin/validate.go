@@ -1,0 +1,117 @@
+package plugin
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/validate"
+)
+
+// Exit codes of validate.
+const (
+	ValidateInvalid    = 1
+	ValidateUnreadable = 2
+)
+
+var validateExample = `  # Check a package in a registry against the xpkg specification
+  kubectl xpkg validate xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0
+
+  # Check a package source directory and a built .xpkg before pushing them
+  kubectl xpkg validate ./package ./provider-nop.xpkg
+
+  # A report for CI: exit 0 valid, 1 invalid, 2 could not read
+  kubectl xpkg validate ./package -o json`
+
+// ValidateOptions holds the flags and state of `kubectl xpkg validate`.
+type ValidateOptions struct {
+	Output string
+	Source SourceFlags
+
+	sources []string
+	root    *Root
+}
+
+// ValidateReport is what validate -o json|yaml prints.
+type ValidateReport struct {
+	Packages []validate.Result `json:"packages"`
+	Summary  validate.Summary  `json:"summary"`
+}
+
+// NewCmdValidate builds `kubectl xpkg validate`.
+func NewCmdValidate(root *Root) *cobra.Command {
+	o := &ValidateOptions{root: root}
+	cmd := &cobra.Command{
+		Use:   "validate SOURCE...",
+		Short: "Check packages against the xpkg specification and report every violation",
+		Long: `Validate reads each package (registry reference, .xpkg tarball, OCI layout or package
+directory) and checks the xpkg image rules and the package.yaml content rules: exactly
+one meta object, only the object kinds its package kind allows, well-formed names,
+CRDs, dependencies and version constraints. It reports every violation, not just the
+first, then a summary line.
+
+Exit status: 0 every package is valid, 1 some package is invalid, 2 some package
+could not be read.`,
+		Example: validateExample,
+		GroupID: groupLocal,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return exactArgs(1, "at least one SOURCE")(c, args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.sources = args
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd)
+		},
+	}
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: a human report).")
+	o.Source.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// Validate checks the flags.
+func (o *ValidateOptions) Validate() error {
+	switch o.Output {
+	case "", printers.FormatJSON, printers.FormatYAML:
+		return nil
+	}
+	return fmt.Errorf("--output must be json or yaml, not %q", o.Output)
+}
+
+// Run checks every source and reports.
+func (o *ValidateOptions) Run(cmd *cobra.Command) error {
+	so, limits, err := o.Source.Options()
+	if err != nil {
+		return err
+	}
+	out := o.root.IOStreams.Out
+	var results []validate.Result
+	for _, src := range o.sources {
+		r := validate.Check(cmd.Context(), src, so, limits)
+		results = append(results, r)
+		if o.Output == "" {
+			validate.WriteText(out, r)
+		}
+	}
+	s := validate.Summarize(results)
+	if o.Output != "" {
+		if err := printers.PrintObject(out, o.Output, ValidateReport{Packages: results, Summary: s}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(out, s)
+	}
+	switch {
+	case s.Unreadable > 0:
+		return exit.WithCode(ValidateUnreadable, exit.Silent)
+	case s.Invalid > 0:
+		return exit.WithCode(ValidateInvalid, exit.Silent)
+	}
+	return nil
+}
