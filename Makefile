@@ -11,7 +11,7 @@ GOTESTFLAGS ?=
 
 export CGO_ENABLED ?= 0
 
-.PHONY: help build install test lint fmt dev-env dev-env-down k8s-bins clean distclean
+.PHONY: help build install test fuzz bench-extract lint fmt dev-env dev-env-down k8s-bins clean distclean
 
 help: ## Show this help.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -27,6 +27,12 @@ k8s-bins: ## Build (or reuse cached) kube-apiserver, etcd and kubectl for the lo
 
 test: build k8s-bins ## Run every test: unit, and integration against a local cluster and registry it starts.
 	GOTESTFLAGS="$(GOTESTFLAGS)" hack/test.sh $(BIN)
+
+fuzz: ## Run every fuzz target for FUZZTIME each (default 10s); make test does too.
+	hack/fuzz.sh
+
+bench-extract: build ## Time and peak RSS of extract against fetch+gunzip, on provider-aws and a 10x package.
+	go run ./hack/bench/extract -bin $(BIN)
 
 lint: ## gofmt and go vet.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt wants changes in:"; echo "$$out"; exit 1; fi

@@ -23,8 +23,22 @@ trap '"$devenv" down -dir "$dir" >/dev/null' EXIT
 # so nothing else of the environment leaks into what the tests observe.
 export XPKG_TESTENV="$root/$dir/env.json"
 export XPKG_BINARY="$binary"
+log=_output/test.log
+status=0
 # shellcheck disable=SC2086 # GOTESTFLAGS is a list of flags
-go test -count=1 -v ${GOTESTFLAGS:-} ./...
+go test -count=1 -v ${GOTESTFLAGS:-} ./... 2>&1 | tee "$log" || status=$?
 
 # Every parser's fuzz target, for a bounded time each (FUZZTIME).
-hack/fuzz.sh
+if [ "$status" -eq 0 ]; then
+  hack/fuzz.sh || status=$?
+fi
+
+# Stop the environment now, so that the summary below is the last line.
+"$devenv" down -dir "$dir" >/dev/null 2>&1 || true
+trap - EXIT
+
+passed=$(grep -cE '^\s*--- PASS' "$log" || true)
+failed=$(grep -cE '^\s*--- FAIL' "$log" || true)
+skipped=$(grep -cE '^\s*--- SKIP' "$log" || true)
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+exit "$status"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"strings"
 	"syscall"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,7 +65,10 @@ func connectionMessage(err error) (string, bool) {
 	default:
 		reason = oneLine(uerr.Err.Error())
 	}
-	msg := hint("cannot reach "+host+": "+reason,
-		"is the server running? check --kubeconfig, --context and --server")
-	return prefixed(err, uerr, msg), true
+	h := "is the server running? check --kubeconfig, --context and --server"
+	if u, perr := url.Parse(uerr.URL); perr == nil && strings.HasPrefix(u.Path, "/v2/") {
+		// The OCI distribution API: this is a registry, not the cluster.
+		h = "is the registry running and the reference right? a registry off loopback that speaks plain HTTP needs --insecure"
+	}
+	return prefixed(err, uerr, hint("cannot reach "+host+": "+reason, h)), true
 }

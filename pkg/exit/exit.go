@@ -106,8 +106,8 @@ func oneLine(s string) string {
 // front of a rewritten inner message.
 func prefixed(err error, inner error, msg string) string {
 	full, in := err.Error(), inner.Error()
-	if ctx, ok := strings.CutSuffix(full, in); ok && strings.TrimSpace(ctx) != "" {
-		return oneLine(ctx) + " " + msg
+	if i := strings.Index(full, in); i > 0 && strings.TrimSpace(full[:i]) != "" {
+		return oneLine(full[:i]) + " " + msg
 	}
 	return msg
 }

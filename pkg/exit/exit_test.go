@@ -40,6 +40,13 @@ func TestMessage(t *testing.T) {
 			want: []string{"read server version: cannot reach https://127.0.0.1:6443: connection refused", "--kubeconfig"},
 		},
 		{
+			name: "unreachable registry keeps the reference",
+			err: fmt.Errorf("pull 127.0.0.1:1/x/y:v1: %w", errors.Join(
+				&url.Error{Op: "Get", URL: "https://127.0.0.1:1/v2/", Err: &netOpError{syscall.ECONNREFUSED}},
+				errors.New("and the plain HTTP attempt failed too"))),
+			want: []string{"pull 127.0.0.1:1/x/y:v1: cannot reach https://127.0.0.1:1: connection refused (is the registry running"},
+		},
+		{
 			name: "registry 401",
 			err: fmt.Errorf("pull: %w", &transport.Error{StatusCode: http.StatusUnauthorized,
 				Request: &http.Request{URL: regURL},

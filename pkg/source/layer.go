@@ -26,7 +26,7 @@ type openedLayer struct {
 // openBlob reads a layer as a blob (registry, OCI layout): the compressed
 // bytes are hashed against the manifest's digest, and decompressed by what
 // their first bytes say they are.
-func openBlob(l v1.Layer, limit int64, what string) (*openedLayer, error) {
+func openBlob(l v1.Layer, limit int64, what string, progress io.Writer) (*openedLayer, error) {
 	digest, err := l.Digest()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -36,7 +36,7 @@ func openBlob(l v1.Layer, limit int64, what string) (*openedLayer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", what, err)
 	}
-	vr := newVerifyReader(rc, digest, size, what)
+	vr := newVerifyReader(withProgress(rc, progress, "Pulling "+digest.String()[:19], size), digest, size, what)
 	plain, closeDec, err := decompress(bufio.NewReaderSize(vr, 256<<10), what)
 	if err != nil {
 		rc.Close()

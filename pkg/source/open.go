@@ -35,7 +35,7 @@ func openImage(img v1.Image, info Info, o Options, verifyBlobs bool) (*Package, 
 		rc := mutate.Extract(img)
 		opened = &openedLayer{tar: newLimitReader(rc, o.MaxUncompressed, layerWhat), finish: func() error { return nil }, close: rc.Close}
 	case verifyBlobs:
-		opened, err = openBlob(choice.layer, o.MaxUncompressed, layerWhat)
+		opened, err = openBlob(choice.layer, o.MaxUncompressed, layerWhat, o.Progress)
 	default:
 		opened, err = openUncompressed(choice.layer, o.MaxUncompressed, layerWhat)
 	}

@@ -54,6 +54,9 @@ type Options struct {
 	MaxUncompressed int64
 	// UserAgent is sent to registries.
 	UserAgent string
+	// Progress, when set, receives a progress line for large downloads
+	// (pass a terminal's stderr).
+	Progress io.Writer
 }
 
 func (o Options) withDefaults() Options {

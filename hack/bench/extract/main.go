@@ -1,0 +1,202 @@
+// Command extract benchmarks `kubectl xpkg extract` to stdout against its
+// floor: fetching the same layer blob from the same loopback registry and
+// gunzipping it to /dev/null. It pushes provider-aws v0.58.0 and a
+// synthetic package ten times larger to an in-process registry, runs each
+// command several times as a separate process, and prints the median wall
+// time and the peak RSS of each, with the ratios.
+//
+//	go run ./hack/bench/extract -bin bin/kubectl-xpkg [-runs 7]
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	kgzip "github.com/klauspost/compress/gzip"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
+)
+
+func main() {
+	if len(os.Args) > 2 && os.Args[1] == "measure" {
+		if err := measureChild(os.Args[2:]); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	if len(os.Args) == 4 && os.Args[1] == "floor" {
+		if err := floor(os.Args[2], os.Args[3]); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	bin := flag.String("bin", "bin/kubectl-xpkg", "kubectl-xpkg binary to measure")
+	runs := flag.Int("runs", 7, "runs of each command; the median is reported")
+	flag.Parse()
+	if err := run(*bin, *runs); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// floor fetches a blob and gunzips it to nothing, with the standard
+// library's gzip or klauspost/compress's.
+func floor(ref, impl string) error {
+	d, err := name.NewDigest(ref)
+	if err != nil {
+		return err
+	}
+	l, err := remote.Layer(d)
+	if err != nil {
+		return err
+	}
+	rc, err := l.Compressed()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	var zr io.Reader
+	if impl == "stdlib" {
+		zr, err = gzip.NewReader(rc)
+	} else {
+		zr, err = kgzip.NewReader(rc)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, zr)
+	return err
+}
+
+type measure struct {
+	wall time.Duration
+	rss  int64 // KiB
+}
+
+func run(bin string, runs int) error {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		return err
+	}
+	aws, err := source.DirStream(filepath.Join(root, "hack/testdata/packages/provider-aws/v0.58.0"))
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("| package | uncompressed | extract (median) | extract peak RSS | floor, klauspost gunzip | floor, stdlib gunzip | extract / klauspost floor | extract / stdlib floor |\n|---|---|---|---|---|---|---|---|\n")
+	for _, pkg := range []struct {
+		name   string
+		stream []byte
+	}{{"provider-aws v0.58.0", aws}, {"synthetic 10x", bytes.Repeat(aws, 10)}} {
+		ref, blob, err := push(host, pkg.name, pkg.stream)
+		if err != nil {
+			return err
+		}
+		ext, err := median(runs, bin, "extract", ref)
+		if err != nil {
+			return err
+		}
+		fk, err := median(runs, self, "floor", blob, "klauspost")
+		if err != nil {
+			return err
+		}
+		fs, err := median(runs, self, "floor", blob, "stdlib")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("| %s | %.1f MB | %s | %.1f MiB | %s (%.1f MiB) | %s (%.1f MiB) | %.2f | %.2f |\n", pkg.name,
+			float64(len(pkg.stream))/1e6, ext.wall.Round(time.Millisecond), float64(ext.rss)/1024,
+			fk.wall.Round(time.Millisecond), float64(fk.rss)/1024, fs.wall.Round(time.Millisecond), float64(fs.rss)/1024,
+			ext.wall.Seconds()/fk.wall.Seconds(), ext.wall.Seconds()/fs.wall.Seconds())
+	}
+	return nil
+}
+
+func push(host, label string, stream []byte) (ref, blob string, err error) {
+	img, err := fixture.Image(stream)
+	if err != nil {
+		return "", "", err
+	}
+	repo := host + "/bench/" + strings.NewReplacer(" ", "-", ".", "-").Replace(label)
+	if err := fixture.Push(repo+":v1", img); err != nil {
+		return "", "", err
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return "", "", err
+	}
+	d, err := layers[0].Digest()
+	return repo + ":v1", repo + "@" + d.String(), err
+}
+
+// measureChild runs a command and prints its wall time (ns) and peak RSS
+// (KiB) on stdout. It runs as a small process of its own: Linux carries a
+// process's peak RSS over fork and exec, so a command started directly by
+// this benchmark (which holds the registry's data) would report ours.
+func measureChild(args []string) error {
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout = devnull // a file, as with > /dev/null: no pipe to copy through
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return err
+	}
+	wall := time.Since(start)
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	fmt.Printf("%d %d\n", wall.Nanoseconds(), ru.Maxrss)
+	return nil
+}
+
+// median runs a command runs times, through measureChild, and returns the
+// median wall time and the largest peak RSS seen.
+func median(runs int, bin string, args ...string) (measure, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return measure{}, err
+	}
+	var walls []time.Duration
+	var rss int64
+	for range runs {
+		cmd := exec.Command(self, append([]string{"measure", bin}, args...)...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			return measure{}, fmt.Errorf("%s %v: %v: %s", bin, args, err, stderr.String())
+		}
+		var ns, kib int64
+		if _, err := fmt.Sscan(stdout.String(), &ns, &kib); err != nil {
+			return measure{}, err
+		}
+		walls = append(walls, time.Duration(ns))
+		rss = max(rss, kib)
+	}
+	slices.Sort(walls)
+	return measure{wall: walls[len(walls)/2], rss: rss}, nil
+}
