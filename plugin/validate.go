@@ -77,11 +77,7 @@ could not be read.`,
 
 // Validate checks the flags.
 func (o *ValidateOptions) Validate() error {
-	switch o.Output {
-	case "", printers.FormatJSON, printers.FormatYAML:
-		return nil
-	}
-	return fmt.Errorf("--output must be json or yaml, not %q", o.Output)
+	return printers.CheckFormat(o.Output)
 }
 
 // Run checks every source and reports.

@@ -61,11 +61,7 @@ func NewCmdVersion(root *Root) *cobra.Command {
 
 // Validate checks the flags.
 func (o *VersionOptions) Validate() error {
-	switch o.Output {
-	case "", printers.FormatJSON, printers.FormatYAML:
-		return nil
-	}
-	return fmt.Errorf("--output must be json or yaml, not %q", o.Output)
+	return printers.CheckFormat(o.Output)
 }
 
 // Run prints the report. When the cluster cannot be reached the client

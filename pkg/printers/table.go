@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -93,6 +94,18 @@ const (
 	FormatJSON = "json"
 	FormatYAML = "yaml"
 )
+
+// CheckFormat accepts an empty -o (the human form) or one of formats
+// (default: json and yaml).
+func CheckFormat(output string, formats ...string) error {
+	if len(formats) == 0 {
+		formats = []string{FormatJSON, FormatYAML}
+	}
+	if output == "" || slices.Contains(formats, output) {
+		return nil
+	}
+	return fmt.Errorf("--output must be %s, not %q", strings.Join(formats, " or "), output)
+}
 
 // PrintObject writes v as indented JSON or as YAML.
 func PrintObject(w io.Writer, format string, v any) error {
