@@ -86,7 +86,8 @@ packages from registries, .xpkg files, OCI layouts and directories.`,
 	root.ConfigFlags.AddFlags(flags)
 	addKlogFlags(cmd)
 
-	cmd.AddCommand(NewCmdVersion(root), NewCmdExtract(root), NewCmdValidate(root))
+	cmd.AddCommand(NewCmdVersion(root), NewCmdExtract(root), NewCmdValidate(root),
+		NewCmdInstall(root), NewCmdGet(root), NewCmdDescribe(root), NewCmdUninstall(root))
 	addGroups(cmd)
 	return cmd
 }

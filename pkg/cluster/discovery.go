@@ -47,6 +47,8 @@ type ServedAPI struct {
 type ServedVersion struct {
 	Version string   `json:"version"`
 	Kinds   []string `json:"kinds"`
+	// Resources maps each kind to its resource (plural) name.
+	Resources map[string]string `json:"-"`
 }
 
 // DiscoverPackageAPIs asks the cluster which package API groups, versions and
@@ -57,6 +59,7 @@ func DiscoverPackageAPIs(dc discovery.DiscoveryInterface) ([]ServedAPI, error) {
 		return nil, fmt.Errorf("discover API groups: %w", err)
 	}
 	kinds := map[schema.GroupVersion][]string{}
+	plurals := map[schema.GroupVersion]map[string]string{}
 	for _, rl := range resources {
 		gv, perr := schema.ParseGroupVersion(rl.GroupVersion)
 		if perr != nil {
@@ -67,6 +70,10 @@ func DiscoverPackageAPIs(dc discovery.DiscoveryInterface) ([]ServedAPI, error) {
 				continue
 			}
 			kinds[gv] = append(kinds[gv], r.Kind)
+			if plurals[gv] == nil {
+				plurals[gv] = map[string]string{}
+			}
+			plurals[gv][r.Kind] = r.Name
 		}
 	}
 	var out []ServedAPI
@@ -77,9 +84,10 @@ func DiscoverPackageAPIs(dc discovery.DiscoveryInterface) ([]ServedAPI, error) {
 			}
 			api := ServedAPI{Generation: gen, PreferredVersion: g.PreferredVersion.Version}
 			for _, v := range g.Versions {
-				k := kinds[schema.GroupVersion{Group: g.Name, Version: v.Version}]
+				gv := schema.GroupVersion{Group: g.Name, Version: v.Version}
+				k := kinds[gv]
 				slices.Sort(k)
-				api.Versions = append(api.Versions, ServedVersion{Version: v.Version, Kinds: slices.Compact(k)})
+				api.Versions = append(api.Versions, ServedVersion{Version: v.Version, Kinds: slices.Compact(k), Resources: plurals[gv]})
 			}
 			out = append(out, api)
 		}
@@ -100,4 +108,25 @@ func onlyOtherGroupsFailed(err error) bool {
 		}
 	}
 	return true
+}
+
+// Resource finds the version and resource that serve kind, preferring the
+// group's preferred version.
+func (a ServedAPI) Resource(kind string) (schema.GroupVersionResource, bool) {
+	versions := slices.Clone(a.Versions)
+	slices.SortStableFunc(versions, func(x, y ServedVersion) int {
+		switch {
+		case x.Version == a.PreferredVersion:
+			return -1
+		case y.Version == a.PreferredVersion:
+			return 1
+		}
+		return 0
+	})
+	for _, v := range versions {
+		if r, ok := v.Resources[kind]; ok {
+			return schema.GroupVersionResource{Group: a.Group, Version: v.Version, Resource: r}, true
+		}
+	}
+	return schema.GroupVersionResource{}, false
 }

@@ -93,6 +93,8 @@ func toAny(s []string) []any {
 const (
 	FormatJSON = "json"
 	FormatYAML = "yaml"
+	FormatName = "name"
+	FormatWide = "wide"
 )
 
 // CheckFormat accepts an empty -o (the human form) or one of formats

@@ -44,3 +44,22 @@ func (p *Package) Kind() string {
 	}
 	return p.Meta.Kind
 }
+
+// ReadMeta reads a stream up to its meta object, which package builds put
+// first, so that learning a package's kind rarely parses more than one
+// document.
+func ReadMeta(r io.Reader, limits Limits) (*Meta, error) {
+	d := NewDecoder(r, limits)
+	for {
+		o, err := d.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("the package has no meta object (Provider, Configuration or Function)")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if IsMeta(o) {
+			return NewMeta(o), nil
+		}
+	}
+}

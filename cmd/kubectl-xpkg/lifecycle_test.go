@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/pkgmanager"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
+)
+
+var (
+	providersGVR = schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: "providers"}
+	revisionsGVR = schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: "providerrevisions"}
+)
+
+// lifecycle is one test's cluster: the environment, an admin client and a
+// stand-in package manager that answers the packages the test names.
+type lifecycle struct {
+	env *testenv.Env
+	dyn dynamic.Interface
+	mgr *pkgmanager.Manager
+}
+
+func newLifecycle(t *testing.T) *lifecycle {
+	t.Helper()
+	env := testenv.Get(t)
+	dyn, err := env.DynamicClient(testenv.ContextAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := pkgmanager.Start(dyn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mgr.Stop)
+	return &lifecycle{env: env, dyn: dyn, mgr: mgr}
+}
+
+func (l *lifecycle) providerExists(t *testing.T, name string) bool {
+	t.Helper()
+	_, err := l.dyn.Resource(providersGVR).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+func (l *lifecycle) revisions(t *testing.T, pkg string) []string {
+	t.Helper()
+	list, err := l.dyn.Resource(revisionsGVR).List(context.Background(), metav1.ListOptions{LabelSelector: "pkg.crossplane.io/package=" + pkg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range list.Items {
+		out = append(out, r.GetName())
+	}
+	return out
+}
+
+// tableRow is the fields of the table line that starts with name.
+func tableRow(table, name string) []string {
+	for line := range strings.Lines(table) {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == name {
+			return f
+		}
+	}
+	return nil
+}
+
+func contains(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, got)
+		}
+	}
+}
+
+func TestInstallWaitGetDescribeUninstall(t *testing.T) {
+	l := newLifecycle(t)
+	ref, _ := pushSample(t, l.env, "provider-nop", "v0.4.0")
+	const name = "lifecycle-nop"
+	l.mgr.Manage(name, pkgmanager.Behaviour{})
+	x := clitest.New(t).WithEnv(l.env)
+
+	// -v=8 logs request bodies: the proof of what was sent.
+	r := x.Run("install", ref, name, "--wait=60s", "-v=8").Succeeds(t)
+	rev := pkgmanager.RevisionName(name, ref)
+	contains(t, "install stdout", r.Stdout, "provider.pkg.crossplane.io/"+name+" created")
+	contains(t, "install progress", r.Stderr, "revision "+rev+" (Active) created", "Installed=True (ActivePackageRevision)", "Healthy=True (HealthyPackageRevision)")
+
+	// Only spec.package was sent: everything else is the API server's default.
+	contains(t, "request log", r.Stderr, `"spec":{"package":"`+ref+`"}}`)
+
+	r = x.Run("get").Succeeds(t)
+	if row := tableRow(r.Stdout, name); !slices.Equal(row[1:], []string{"Provider", ref[:strings.LastIndex(ref, ":")], "v0.4.0", "True", "True", rev, row[7]}) {
+		t.Errorf("get row %q", row)
+	}
+	r = x.Run("describe", "provider/"+name).Succeeds(t)
+	contains(t, "describe", r.Stdout, "Current revision:   "+rev, "Revisions:", rev+"   1 ", "Active", "Conditions:", "ActivePackageRevision")
+	x.Run("install", ref, name).Succeeds(t) // identical: a no-op
+
+	r = x.Run("uninstall", name, "--wait=60s").Succeeds(t)
+	contains(t, "uninstall", r.Stdout, "provider/"+name+" deleted")
+	if l.providerExists(t, name) || len(l.revisions(t, name)) > 0 {
+		t.Errorf("after uninstall --wait: provider exists %v, revisions %v", l.providerExists(t, name), l.revisions(t, name))
+	}
+}
+
+func TestInstallDryRuns(t *testing.T) {
+	l := newLifecycle(t)
+	ref, _ := pushSample(t, l.env, "provider-nop", "v0.2.1")
+	x := clitest.New(t).WithEnv(l.env)
+	r := x.Run("install", "provider", ref, "dry-run-nop", "--dry-run=server").Succeeds(t)
+	contains(t, "server dry run", r.Stdout, "provider.pkg.crossplane.io/dry-run-nop created (server dry run)")
+	r = x.Run("install", "provider", ref, "dry-run-nop", "--dry-run=client", "-o", "yaml", "--revision-history-limit=0", "--manual-activation").Succeeds(t)
+	want := "apiVersion: pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: dry-run-nop\nspec:\n  package: " + ref +
+		"\n  revisionActivationPolicy: Manual\n  revisionHistoryLimit: 0\n"
+	if r.Stdout != want {
+		t.Errorf("client dry run printed:\n%s\nwant:\n%s", r.Stdout, want)
+	}
+	if l.providerExists(t, "dry-run-nop") {
+		t.Error("a dry run created the provider")
+	}
+}
+
+func TestInstallWaitStopsOnTerminalFailure(t *testing.T) {
+	l := newLifecycle(t)
+	ref, _ := pushSample(t, l.env, "provider-nop", "v0.4.0")
+	const msg = "cannot unpack package: failed to fetch package digest from remote: MANIFEST_UNKNOWN"
+	l.mgr.Manage("failing-nop", pkgmanager.Behaviour{Fail: msg})
+	t.Cleanup(func() { clitest.New(t).WithEnv(l.env).Run("uninstall", "failing-nop") })
+	r := clitest.New(t).WithEnv(l.env).Run("install", "provider", ref, "failing-nop", "--wait=5m").Fails(t, 1)
+	contains(t, "stderr", r.Stderr, "error: provider/failing-nop failed: Installed=False (UnpackingPackage: "+msg+")")
+}
+
+func TestInstallWaitTimesOutWithItsOwnCode(t *testing.T) {
+	l := newLifecycle(t)
+	ref, _ := pushSample(t, l.env, "provider-nop", "v0.4.0")
+	l.mgr.Manage("unhealthy-nop", pkgmanager.Behaviour{Unhealthy: true})
+	t.Cleanup(func() { clitest.New(t).WithEnv(l.env).Run("uninstall", "unhealthy-nop") })
+	r := clitest.New(t).WithEnv(l.env).Run("install", "provider", ref, "unhealthy-nop", "--wait=3s").Fails(t, 124)
+	contains(t, "stderr", r.Stderr, "error: timed out after 3s waiting for provider/unhealthy-nop: still pending: Healthy=False (UnhealthyPackageRevision: runtime is not ready)")
+}
+
+func TestUninstallProtectsDependencies(t *testing.T) {
+	l := newLifecycle(t)
+	provRef, _ := pushSample(t, l.env, "provider-nop", "v0.4.0")
+	cfgRef, _ := pushSample(t, l.env, "configuration-aws-network", "v0.23.0")
+	provRepo := provRef[:strings.LastIndex(provRef, ":")]
+	l.mgr.Manage("dep-nop", pkgmanager.Behaviour{})
+	l.mgr.Manage("dep-network", pkgmanager.Behaviour{DependsOn: []pkgmanager.Dependency{{Package: provRepo, Constraints: ">=v0.2.0", Type: "Provider"}}})
+	x := clitest.New(t).WithEnv(l.env)
+	x.Run("install", "provider", provRef, "dep-nop", "--wait=60s").Succeeds(t)
+	x.Run("install", "configuration", cfgRef, "dep-network", "--wait=60s").Succeeds(t)
+
+	r := x.Run("uninstall", "dep-nop").Fails(t, 1)
+	contains(t, "stderr", r.Stderr, "error: provider/dep-nop is a dependency of "+cfgRef[:strings.LastIndex(cfgRef, ":")]+" v0.23.0: uninstall those first, or pass --force")
+	if !l.providerExists(t, "dep-nop") {
+		t.Fatal("the refused uninstall deleted the provider")
+	}
+	r = x.Run("uninstall", "configuration/dep-network", "--with-dependencies", "--wait=60s").Succeeds(t)
+	contains(t, "uninstall", r.Stderr, "provider/dep-nop ("+provRepo+") is needed by nothing else: uninstalling it too")
+	contains(t, "uninstall", r.Stdout, "configuration/dep-network deleted", "provider/dep-nop deleted")
+	if l.providerExists(t, "dep-nop") {
+		t.Error("--with-dependencies left the provider")
+	}
+}
+
+func TestInstallRBACDenial(t *testing.T) {
+	l := newLifecycle(t)
+	ref, _ := pushSample(t, l.env, "provider-nop", "v0.4.0")
+	r := clitest.New(t).WithEnv(l.env).Run("install", "provider", ref, "rbac-nop", "--context", testenv.ContextUser).Fails(t, 1)
+	if strings.Count(r.Stderr, "\n") != 1 {
+		t.Errorf("want one line, got:\n%s", r.Stderr)
+	}
+	contains(t, "stderr", r.Stderr, `User "xpkg-dev" cannot get resource "providers" in API group "pkg.crossplane.io"`, "RBAC")
+}

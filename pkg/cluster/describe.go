@@ -1,0 +1,159 @@
+package cluster
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"golang.org/x/sync/errgroup"
+)
+
+// Description is everything describe shows about a package.
+type Description struct {
+	Package      *Package           `json:"package"`
+	Revisions    []*Revision        `json:"revisions"`
+	Dependencies []DependencyStatus `json:"dependencies,omitempty"`
+	Dependents   []string           `json:"dependents,omitempty"`
+	Events       []Event            `json:"events,omitempty"`
+}
+
+// Current is the revision the package runs now, if any.
+func (d *Description) Current() *Revision {
+	for _, r := range d.Revisions {
+		if r.Name == d.Package.CurrentRevision {
+			return r
+		}
+	}
+	return nil
+}
+
+// DependencyStatus is a declared dependency and how the Lock resolved it.
+type DependencyStatus struct {
+	Package     string `json:"package"`
+	Constraints string `json:"constraints"`
+	Kind        string `json:"kind,omitempty"`
+	// Resolved is the version the Lock holds for it; empty if none yet.
+	Resolved string `json:"resolved,omitempty"`
+}
+
+// Event is a recent event of the package or one of its revisions.
+type Event struct {
+	Type    string    `json:"type"`
+	Reason  string    `json:"reason"`
+	Object  string    `json:"object"`
+	Message string    `json:"message"`
+	Count   int64     `json:"count"`
+	Last    time.Time `json:"lastSeen"`
+}
+
+var eventsGVR = schema.GroupVersionResource{Version: "v1", Resource: "events"}
+
+// EventsNamespace is where the API server keeps events of cluster-scoped
+// objects such as packages.
+const EventsNamespace = "default"
+
+// Describe reads a package, its revisions, the Lock and recent events in
+// four concurrent requests, however many revisions there are.
+func (c *Cluster) Describe(ctx context.Context, kind, name string) (*Description, error) {
+	d := &Description{}
+	var lock []LockPackage
+	var events []unstructured.Unstructured
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { d.Package, err = c.Get(gctx, kind, name); return err })
+	g.Go(func() (err error) {
+		d.Revisions, err = c.Revisions(gctx, &Package{Kind: kind, Name: name})
+		return err
+	})
+	g.Go(func() (err error) { lock, err = c.Lock(gctx); return err })
+	g.Go(func() error {
+		gv, err := c.dialect.Resource(kind)
+		if err != nil {
+			return err
+		}
+		l, err := c.dyn.Resource(eventsGVR).Namespace(EventsNamespace).List(gctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.apiVersion=" + gv.GroupVersion().String(),
+		})
+		if err == nil {
+			events = l.Items
+		}
+		return nil // events are a courtesy: RBAC may hide them
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	d.Dependencies, d.Dependents = dependencies(lock, d.Package)
+	d.Events = packageEvents(events, d)
+	return d, nil
+}
+
+func dependencies(lock []LockPackage, p *Package) ([]DependencyStatus, []string) {
+	var deps []DependencyStatus
+	if entry, ok := LockEntry(lock, p); ok {
+		for _, dep := range entry.Dependencies {
+			ds := DependencyStatus{Package: dep.Package, Constraints: dep.Constraints, Kind: firstNonEmpty(dep.Kind, dep.Type)}
+			for _, lp := range lock {
+				if sameRepo(lp.Source, dep.Package) {
+					ds.Resolved = lp.Version
+				}
+			}
+			deps = append(deps, ds)
+		}
+	}
+	var dependents []string
+	for _, lp := range Dependents(lock, RefRepository(p.Source)) {
+		dependents = append(dependents, lp.Source+" "+lp.Version)
+	}
+	return deps, dependents
+}
+
+// packageEvents keeps the events of the package and its revisions, newest
+// first, at most 20.
+func packageEvents(items []unstructured.Unstructured, d *Description) []Event {
+	names := map[string]bool{d.Package.Kind + "/" + d.Package.Name: true}
+	for _, r := range d.Revisions {
+		names[r.Kind+"/"+r.Name] = true
+	}
+	var out []Event
+	for _, u := range items {
+		kind, _, _ := unstructured.NestedString(u.Object, "involvedObject", "kind")
+		obj, _, _ := unstructured.NestedString(u.Object, "involvedObject", "name")
+		if !names[kind+"/"+obj] {
+			continue
+		}
+		e := Event{Object: kind + "/" + obj}
+		e.Type, _, _ = unstructured.NestedString(u.Object, "type")
+		e.Reason, _, _ = unstructured.NestedString(u.Object, "reason")
+		e.Message, _, _ = unstructured.NestedString(u.Object, "message")
+		e.Count, _, _ = unstructured.NestedInt64(u.Object, "count")
+		e.Last = eventTime(&u)
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b Event) int { return b.Last.Compare(a.Last) })
+	if len(out) > 20 {
+		out = out[:20]
+	}
+	return out
+}
+
+func eventTime(u *unstructured.Unstructured) time.Time {
+	for _, f := range []string{"lastTimestamp", "eventTime", "firstTimestamp"} {
+		if s, _, _ := unstructured.NestedString(u.Object, f); s != "" {
+			if t, err := time.Parse(time.RFC3339, s); err == nil {
+				return t
+			}
+		}
+	}
+	return u.GetCreationTimestamp().Time
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,109 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// InstallSpec is what the user asked to install. Pointer and nil fields
+// were not set: they are not sent, so that the API server defaults them.
+type InstallSpec struct {
+	Kind      string
+	Name      string
+	Namespace string
+	// Package is the fully qualified image reference.
+	Package string
+
+	ActivationPolicy            *string
+	HistoryLimit                *int64
+	PullSecrets                 []string
+	PullPolicy                  *string
+	RuntimeConfig               *string
+	IgnoreCrossplaneConstraints *bool
+	SkipDependencyResolution    *bool
+	CommonLabels                map[string]string
+	CommonAnnotations           map[string]string
+
+	// Legacy generations.
+	Source                    string
+	CRD                       string
+	ServiceAccountAnnotations map[string]string
+}
+
+// Dialect speaks one generation of Crossplane's package API: it builds the
+// objects that install packages and reads them back into the common model,
+// so that the verbs never branch on the generation.
+type Dialect interface {
+	// API is the served group the dialect speaks.
+	API() ServedAPI
+	// Kinds are the package kinds a user installs, in display order.
+	Kinds() []string
+	// Resource is where objects of a package or revision kind live.
+	Resource(kind string) (schema.GroupVersionResource, error)
+	// Namespaced tells whether objects of kind live in a namespace.
+	Namespaced(kind string) bool
+	// Build makes the object that installs spec.
+	Build(spec InstallSpec) (*unstructured.Unstructured, error)
+	// Read turns a package object into the common model.
+	Read(u *unstructured.Unstructured) *Package
+	// RevisionKind is the kind of kind's revisions ("" if it has none);
+	// RevisionSelector selects the revisions of a package.
+	RevisionKind(kind string) string
+	RevisionSelector(p *Package) string
+	ReadRevision(u *unstructured.Unstructured) *Revision
+	// SetPackage points a package object at another reference (upgrade).
+	SetPackage(u *unstructured.Unstructured, ref string) error
+	// LockResource is where the dependency Lock lives ("" if the
+	// generation has none).
+	LockResource() (schema.GroupVersionResource, string, bool)
+	ReadLock(u *unstructured.Unstructured) []LockPackage
+}
+
+// ResolveKind maps what a user typed (provider, providers, Provider,
+// PROVIDER) to one of the dialect's kinds.
+func ResolveKind(d Dialect, typed string) (string, error) {
+	t := strings.ToLower(typed)
+	for _, k := range d.Kinds() {
+		l := strings.ToLower(k)
+		if t == l || t == l+"s" || t == strings.TrimSuffix(l, "y")+"ies" {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("unknown package kind %q: %s serves %s", typed, d.API().Group, strings.ToLower(strings.Join(d.Kinds(), ", ")))
+}
+
+// NewDialect picks the dialect for the package APIs a cluster serves: the
+// newest generation, or the one group names.
+func NewDialect(apis []ServedAPI, group string) (Dialect, error) {
+	if len(apis) == 0 {
+		var groups []string
+		for _, g := range Generations {
+			groups = append(groups, g.Group)
+		}
+		return nil, fmt.Errorf("the cluster serves no Crossplane package API (%s): is Crossplane installed?", strings.Join(groups, ", "))
+	}
+	i := 0
+	if group != "" {
+		i = slices.IndexFunc(apis, func(a ServedAPI) bool { return a.Group == group })
+		if i < 0 {
+			return nil, fmt.Errorf("--api-group %s: the cluster does not serve it (it serves %s)", group, servedGroups(apis))
+		}
+	}
+	switch apis[i].Group {
+	case "pkg.crossplane.io", "pkg.ibm.crossplane.io":
+		return newPkgDialect(apis[i]), nil
+	}
+	return nil, fmt.Errorf("the cluster serves %s, whose package API this version of kubectl xpkg cannot drive yet", apis[i].Group)
+}
+
+func servedGroups(apis []ServedAPI) string {
+	var out []string
+	for _, a := range apis {
+		out = append(out, a.Group)
+	}
+	return strings.Join(out, ", ")
+}

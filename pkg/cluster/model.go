@@ -1,0 +1,122 @@
+package cluster
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Condition is one status condition of a package or revision.
+type Condition struct {
+	Type               string    `json:"type"`
+	Status             string    `json:"status"`
+	Reason             string    `json:"reason,omitempty"`
+	Message            string    `json:"message,omitempty"`
+	ObservedGeneration int64     `json:"observedGeneration,omitempty"`
+	LastTransitionTime time.Time `json:"lastTransitionTime,omitzero"`
+}
+
+// Package is an installed package, whatever API generation holds it.
+type Package struct {
+	// Kind is the object's kind: Provider, Configuration, Function (or a
+	// legacy generation's install kind).
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+	// Source is the package's image reference (spec.package).
+	Source string `json:"package"`
+	// Version is the reference's tag or digest.
+	Version string `json:"version"`
+	// ActivationPolicy and RuntimeConfig as set or defaulted.
+	ActivationPolicy string `json:"revisionActivationPolicy,omitempty"`
+	RuntimeConfig    string `json:"runtimeConfig,omitempty"`
+	// CurrentRevision is the active revision's name; CurrentIdentifier the
+	// package reference it was made from; ResolvedPackage the reference
+	// after image configs rewrote it.
+	CurrentRevision   string      `json:"currentRevision,omitempty"`
+	CurrentIdentifier string      `json:"currentIdentifier,omitempty"`
+	ResolvedPackage   string      `json:"resolvedPackage,omitempty"`
+	Generation        int64       `json:"generation"`
+	Conditions        []Condition `json:"conditions,omitempty"`
+	Created           time.Time   `json:"created"`
+
+	Object *unstructured.Unstructured `json:"-"`
+}
+
+// Condition returns the condition of type t, or nil.
+func (p *Package) Condition(t string) *Condition { return findCondition(p.Conditions, t) }
+
+// Revision is one revision of a package.
+type Revision struct {
+	Kind         string      `json:"kind"`
+	Name         string      `json:"name"`
+	Image        string      `json:"image"`
+	Revision     int64       `json:"revision"`
+	DesiredState string      `json:"desiredState"`
+	Conditions   []Condition `json:"conditions,omitempty"`
+	Objects      []ObjectRef `json:"objects,omitempty"`
+	Created      time.Time   `json:"created"`
+
+	Object *unstructured.Unstructured `json:"-"`
+}
+
+// Condition returns the condition of type t, or nil.
+func (r *Revision) Condition(t string) *Condition { return findCondition(r.Conditions, t) }
+
+// ObjectRef names an object a revision installed.
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+}
+
+// LockPackage is one entry of the Lock: an active revision and what it
+// depends on.
+type LockPackage struct {
+	Name         string           `json:"name"`
+	Type         string           `json:"type,omitempty"`
+	Kind         string           `json:"kind,omitempty"`
+	Source       string           `json:"source"`
+	Version      string           `json:"version"`
+	Dependencies []LockDependency `json:"dependencies,omitempty"`
+}
+
+// LockDependency is a dependency a locked package declares.
+type LockDependency struct {
+	Package     string `json:"package"`
+	Constraints string `json:"constraints"`
+	Type        string `json:"type,omitempty"`
+	Kind        string `json:"kind,omitempty"`
+}
+
+func findCondition(cs []Condition, t string) *Condition {
+	for i := range cs {
+		if cs[i].Type == t {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+// conditions reads status.conditions of an object.
+func conditions(u *unstructured.Unstructured) []Condition {
+	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	var out []Condition
+	for _, r := range raw {
+		m, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		c := Condition{}
+		c.Type, _ = m["type"].(string)
+		c.Status, _ = m["status"].(string)
+		c.Reason, _ = m["reason"].(string)
+		c.Message, _ = m["message"].(string)
+		c.ObservedGeneration, _ = m["observedGeneration"].(int64)
+		if s, ok := m["lastTransitionTime"].(string); ok {
+			c.LastTransitionTime, _ = time.Parse(time.RFC3339, s)
+		}
+		out = append(out, c)
+	}
+	return out
+}

@@ -1,0 +1,242 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
+)
+
+// Cluster reads and writes a cluster's package objects through its dialect.
+type Cluster struct {
+	dyn       dynamic.Interface
+	dialect   Dialect
+	namespace string
+}
+
+// Connect discovers the package API the cluster serves (or the one
+// apiGroup forces) and returns a Cluster that speaks it.
+func Connect(c *Clients, apiGroup string) (*Cluster, error) {
+	dc, err := c.Discovery()
+	if err != nil {
+		return nil, err
+	}
+	apis, err := DiscoverPackageAPIs(dc)
+	if err != nil {
+		return nil, err
+	}
+	d, err := NewDialect(apis, apiGroup)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := c.Dynamic()
+	if err != nil {
+		return nil, err
+	}
+	ns, _, err := c.Namespace()
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{dyn: dyn, dialect: d, namespace: ns}, nil
+}
+
+// NewCluster is a Cluster over an existing client and dialect.
+func NewCluster(dyn dynamic.Interface, d Dialect, namespace string) *Cluster {
+	return &Cluster{dyn: dyn, dialect: d, namespace: namespace}
+}
+
+// Dialect is the package API generation the cluster speaks.
+func (c *Cluster) Dialect() Dialect { return c.dialect }
+
+func (c *Cluster) client(kind string) (dynamic.ResourceInterface, error) {
+	gvr, err := c.dialect.Resource(kind)
+	if err != nil {
+		return nil, err
+	}
+	if c.dialect.Namespaced(kind) {
+		return c.dyn.Resource(gvr).Namespace(c.namespace), nil
+	}
+	return c.dyn.Resource(gvr), nil
+}
+
+// List returns the packages of kind ("" for every kind) that match the
+// label selector, sorted by kind and name.
+func (c *Cluster) List(ctx context.Context, kind, selector string) ([]*Package, error) {
+	kinds := c.dialect.Kinds()
+	if kind != "" {
+		kinds = []string{kind}
+	}
+	var out []*Package
+	for _, k := range kinds {
+		rc, err := c.client(k)
+		if err != nil {
+			return nil, err
+		}
+		l, err := rc.List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", strings.ToLower(k)+"s", err)
+		}
+		for i := range l.Items {
+			out = append(out, c.dialect.Read(&l.Items[i]))
+		}
+	}
+	return out, nil
+}
+
+// Get reads one package.
+func (c *Cluster) Get(ctx context.Context, kind, name string) (*Package, error) {
+	rc, err := c.client(kind)
+	if err != nil {
+		return nil, err
+	}
+	u, err := rc.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return c.dialect.Read(u), nil
+}
+
+// Find reads the package called name, whatever its kind; a name that
+// several kinds use is ambiguous.
+func (c *Cluster) Find(ctx context.Context, name string) (*Package, error) {
+	var found []*Package
+	for _, k := range c.dialect.Kinds() {
+		p, err := c.Get(ctx, k, name)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, p)
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("no package named %q: see kubectl xpkg get", name)
+	case 1:
+		return found[0], nil
+	}
+	var kinds []string
+	for _, p := range found {
+		kinds = append(kinds, strings.ToLower(p.Kind)+"/"+name)
+	}
+	return nil, fmt.Errorf("%q names several packages (%s): name the kind, e.g. %s", name, strings.Join(kinds, ", "), kinds[0])
+}
+
+// Create creates a package object; dryRun is "" or "All" (server-side).
+func (c *Cluster) Create(ctx context.Context, u *unstructured.Unstructured, dryRun bool) (*Package, error) {
+	rc, err := c.client(u.GetKind())
+	if err != nil {
+		return nil, err
+	}
+	opts := metav1.CreateOptions{FieldManager: FieldManager}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	created, err := rc.Create(ctx, u, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.dialect.Read(created), nil
+}
+
+// FieldManager names the plugin in managedFields.
+const FieldManager = "kubectl-xpkg"
+
+// Revisions lists a package's revisions, newest first.
+func (c *Cluster) Revisions(ctx context.Context, p *Package) ([]*Revision, error) {
+	kind := c.dialect.RevisionKind(p.Kind)
+	if kind == "" {
+		return nil, nil
+	}
+	rc, err := c.client(kind)
+	if err != nil {
+		return nil, err
+	}
+	l, err := rc.List(ctx, metav1.ListOptions{LabelSelector: c.dialect.RevisionSelector(p)})
+	if err != nil {
+		return nil, fmt.Errorf("list revisions of %s/%s: %w", strings.ToLower(p.Kind), p.Name, err)
+	}
+	out := make([]*Revision, 0, len(l.Items))
+	for i := range l.Items {
+		out = append(out, c.dialect.ReadRevision(&l.Items[i]))
+	}
+	slices.SortFunc(out, func(a, b *Revision) int { return int(b.Revision - a.Revision) })
+	return out, nil
+}
+
+// Lock reads the dependency Lock; a generation without one has none.
+func (c *Cluster) Lock(ctx context.Context) ([]LockPackage, error) {
+	gvr, name, ok := c.dialect.LockResource()
+	if !ok {
+		return nil, nil
+	}
+	u, err := c.dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the Lock: %w", err)
+	}
+	return c.dialect.ReadLock(u), nil
+}
+
+// SetPackage points a package at ref, retrying on conflicts; it changes
+// nothing else.
+func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun bool) (*Package, error) {
+	rc, err := c.client(p.Kind)
+	if err != nil {
+		return nil, err
+	}
+	var out *Package
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		u, err := rc.Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if err := c.dialect.SetPackage(u, ref); err != nil {
+			return err
+		}
+		opts := metav1.UpdateOptions{FieldManager: FieldManager}
+		if dryRun {
+			opts.DryRun = []string{metav1.DryRunAll}
+		}
+		updated, err := rc.Update(ctx, u, opts)
+		if err == nil {
+			out = c.dialect.Read(updated)
+		}
+		return err
+	})
+	return out, err
+}
+
+// Activate sets a revision's desired state to Active.
+func (c *Cluster) Activate(ctx context.Context, r *Revision) error {
+	rc, err := c.client(r.Kind)
+	if err != nil {
+		return err
+	}
+	patch := []byte(`{"spec":{"desiredState":"Active"}}`)
+	_, err = rc.Patch(ctx, r.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	return err
+}
+
+// Delete deletes a package; its revisions follow by garbage collection.
+func (c *Cluster) Delete(ctx context.Context, p *Package, dryRun bool) error {
+	rc, err := c.client(p.Kind)
+	if err != nil {
+		return err
+	}
+	opts := metav1.DeleteOptions{}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	return rc.Delete(ctx, p.Name, opts)
+}

@@ -1,0 +1,196 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Labels and values of the pkg.crossplane.io generation.
+const (
+	// LabelPackage links a revision to its package (the group prefix is the
+	// generation's group).
+	labelPackageSuffix = "/package"
+	lockName           = "lock"
+)
+
+// pkgDialect speaks pkg.crossplane.io (Crossplane v0.14 and later) and the
+// IBM distribution's pkg.ibm.crossplane.io, which is the same API under
+// another group.
+type pkgDialect struct {
+	api ServedAPI
+}
+
+func newPkgDialect(api ServedAPI) *pkgDialect { return &pkgDialect{api: api} }
+
+func (d *pkgDialect) API() ServedAPI { return d.api }
+
+// Kinds lists the package kinds this cluster serves (Functions arrived in
+// Crossplane v1.11).
+func (d *pkgDialect) Kinds() []string {
+	var out []string
+	for _, k := range []string{"Provider", "Configuration", "Function"} {
+		if _, ok := d.api.Resource(k); ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (d *pkgDialect) Resource(kind string) (schema.GroupVersionResource, error) {
+	gvr, ok := d.api.Resource(kind)
+	if !ok {
+		return gvr, fmt.Errorf("the cluster does not serve %s in %s", kind, d.api.Group)
+	}
+	return gvr, nil
+}
+
+func (d *pkgDialect) Namespaced(string) bool { return false }
+
+func (d *pkgDialect) RevisionKind(kind string) string { return kind + "Revision" }
+
+func (d *pkgDialect) RevisionSelector(p *Package) string {
+	return d.api.Group + labelPackageSuffix + "=" + p.Name
+}
+
+// Build sets only what the user asked for: the API server defaults the
+// rest, and some defaults differ from a zero value (revisionHistoryLimit: 0
+// disables revision cleanup).
+func (d *pkgDialect) Build(s InstallSpec) (*unstructured.Unstructured, error) {
+	gvr, err := d.Resource(s.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if s.RuntimeConfig != nil && s.Kind == "Configuration" {
+		return nil, fmt.Errorf("--runtime-config applies to providers and functions, not to configurations")
+	}
+	if s.Source != "" || s.CRD != "" || len(s.ServiceAccountAnnotations) > 0 {
+		return nil, fmt.Errorf("--source, --crd and --service-account-annotation apply to Crossplane v0.x package installs, not to %s", d.api.Group)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetAPIVersion(gvr.GroupVersion().String())
+	u.SetKind(s.Kind)
+	u.SetName(s.Name)
+	spec := map[string]any{"package": s.Package}
+	setIf(spec, "revisionActivationPolicy", s.ActivationPolicy)
+	setIf(spec, "packagePullPolicy", s.PullPolicy)
+	setIf(spec, "ignoreCrossplaneConstraints", s.IgnoreCrossplaneConstraints)
+	setIf(spec, "skipDependencyResolution", s.SkipDependencyResolution)
+	if s.HistoryLimit != nil {
+		spec["revisionHistoryLimit"] = *s.HistoryLimit
+	}
+	if s.RuntimeConfig != nil {
+		spec["runtimeConfigRef"] = map[string]any{"name": *s.RuntimeConfig}
+	}
+	if len(s.PullSecrets) > 0 {
+		var refs []any
+		for _, n := range s.PullSecrets {
+			refs = append(refs, map[string]any{"name": n})
+		}
+		spec["packagePullSecrets"] = refs
+	}
+	setMap(spec, "commonLabels", s.CommonLabels)
+	setMap(spec, "commonAnnotations", s.CommonAnnotations)
+	u.Object["spec"] = spec
+	return u, nil
+}
+
+func setIf[T any](m map[string]any, key string, v *T) {
+	if v != nil {
+		m[key] = *v
+	}
+}
+
+func setMap(m map[string]any, key string, v map[string]string) {
+	if len(v) == 0 {
+		return
+	}
+	out := map[string]any{}
+	for k, val := range v {
+		out[k] = val
+	}
+	m[key] = out
+}
+
+func (d *pkgDialect) Read(u *unstructured.Unstructured) *Package {
+	p := &Package{
+		Kind: u.GetKind(), Name: u.GetName(), Generation: u.GetGeneration(),
+		Created: u.GetCreationTimestamp().Time, Conditions: conditions(u), Object: u,
+	}
+	p.Source, _, _ = unstructured.NestedString(u.Object, "spec", "package")
+	p.Version = RefVersion(p.Source)
+	p.ActivationPolicy, _, _ = unstructured.NestedString(u.Object, "spec", "revisionActivationPolicy")
+	p.RuntimeConfig, _, _ = unstructured.NestedString(u.Object, "spec", "runtimeConfigRef", "name")
+	p.CurrentRevision, _, _ = unstructured.NestedString(u.Object, "status", "currentRevision")
+	p.CurrentIdentifier, _, _ = unstructured.NestedString(u.Object, "status", "currentIdentifier")
+	p.ResolvedPackage, _, _ = unstructured.NestedString(u.Object, "status", "resolvedPackage")
+	return p
+}
+
+func (d *pkgDialect) ReadRevision(u *unstructured.Unstructured) *Revision {
+	r := &Revision{Kind: u.GetKind(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time, Conditions: conditions(u), Object: u}
+	r.Image, _, _ = unstructured.NestedString(u.Object, "spec", "image")
+	r.Revision, _, _ = unstructured.NestedInt64(u.Object, "spec", "revision")
+	r.DesiredState, _, _ = unstructured.NestedString(u.Object, "spec", "desiredState")
+	refs, _, _ := unstructured.NestedSlice(u.Object, "status", "objectRefs")
+	for _, ref := range refs {
+		m, _ := ref.(map[string]any)
+		o := ObjectRef{}
+		o.APIVersion, _ = m["apiVersion"].(string)
+		o.Kind, _ = m["kind"].(string)
+		o.Name, _ = m["name"].(string)
+		r.Objects = append(r.Objects, o)
+	}
+	return r
+}
+
+func (d *pkgDialect) SetPackage(u *unstructured.Unstructured, ref string) error {
+	return unstructured.SetNestedField(u.Object, ref, "spec", "package")
+}
+
+func (d *pkgDialect) LockResource() (schema.GroupVersionResource, string, bool) {
+	gvr, ok := d.api.Resource("Lock")
+	return gvr, lockName, ok
+}
+
+// ReadLock reads the Lock's packages. Crossplane v1 names dependencies'
+// kinds in "type" (Provider, Configuration, Function); v2 adds apiVersion and
+// kind: both are kept.
+func (d *pkgDialect) ReadLock(u *unstructured.Unstructured) []LockPackage {
+	raw, _, _ := unstructured.NestedSlice(u.Object, "packages")
+	var out []LockPackage
+	for _, r := range raw {
+		m, _ := r.(map[string]any)
+		lp := LockPackage{}
+		lp.Name, _ = m["name"].(string)
+		lp.Type, _ = m["type"].(string)
+		lp.Kind, _ = m["kind"].(string)
+		lp.Source, _ = m["source"].(string)
+		lp.Version, _ = m["version"].(string)
+		deps, _ := m["dependencies"].([]any)
+		for _, dep := range deps {
+			dm, _ := dep.(map[string]any)
+			ld := LockDependency{}
+			ld.Package, _ = dm["package"].(string)
+			ld.Constraints, _ = dm["constraints"].(string)
+			ld.Type, _ = dm["type"].(string)
+			ld.Kind, _ = dm["kind"].(string)
+			lp.Dependencies = append(lp.Dependencies, ld)
+		}
+		out = append(out, lp)
+	}
+	slices.SortFunc(out, func(a, b LockPackage) int { return cmpStr(a.Source, b.Source) })
+	return out
+}
+
+func cmpStr(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

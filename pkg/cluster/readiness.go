@@ -1,0 +1,86 @@
+package cluster
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Condition types of the pkg.crossplane.io generation.
+const (
+	TypeInstalled = "Installed"
+	TypeHealthy   = "Healthy"
+)
+
+// terminalMarkers are failures the package manager will not get past by
+// retrying: the image cannot be pulled or read, the package is invalid or
+// incompatible. Other False conditions (Healthy=False while a runtime
+// starts, say) are waited out.
+var terminalMarkers = []string{
+	"cannot unpack package", "failed to fetch package", "cannot parse package", "cannot lint package",
+	"incompatible", "MANIFEST_UNKNOWN", "NAME_UNKNOWN", "UNAUTHORIZED", "DENIED", "SignatureVerificationFailed",
+}
+
+// current reports whether a condition describes the package's present spec:
+// right after spec.package changes, the old Healthy=True is still there
+// until the package manager catches up.
+func current(p *Package, c *Condition) bool {
+	if c == nil {
+		return false
+	}
+	if c.ObservedGeneration != 0 && c.ObservedGeneration != p.Generation {
+		return false
+	}
+	return p.CurrentIdentifier == "" || p.CurrentIdentifier == p.Source
+}
+
+// Readiness is how far a package has got.
+type Readiness struct {
+	Ready    bool
+	Terminal *Condition
+	Pending  []string
+}
+
+// PackageReadiness judges a package alone: ready when its current
+// conditions say Installed and Healthy.
+func PackageReadiness(p *Package) Readiness {
+	var r Readiness
+	if p.CurrentIdentifier != "" && p.CurrentIdentifier != p.Source {
+		r.Pending = append(r.Pending, fmt.Sprintf("the package manager has not yet acted on %s (still at %s)", p.Source, p.CurrentIdentifier))
+	}
+	for _, t := range []string{TypeInstalled, TypeHealthy} {
+		c := p.Condition(t)
+		switch {
+		case !current(p, c):
+			r.Pending = append(r.Pending, t+" not yet reported for this generation")
+		case c.Status == "True":
+		case c.Status == "False" && isTerminal(c):
+			r.Terminal = c
+			return r
+		default:
+			r.Pending = append(r.Pending, describeCondition(c))
+		}
+	}
+	r.Ready = len(r.Pending) == 0
+	return r
+}
+
+func isTerminal(c *Condition) bool {
+	for _, m := range terminalMarkers {
+		if strings.Contains(c.Message, m) || c.Reason == m {
+			return true
+		}
+	}
+	return false
+}
+
+func describeCondition(c *Condition) string {
+	s := c.Type + "=" + c.Status
+	if c.Reason != "" {
+		s += " (" + c.Reason
+		if c.Message != "" {
+			s += ": " + c.Message
+		}
+		s += ")"
+	}
+	return s
+}

@@ -1,0 +1,150 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// WaitTimeoutError is a wait that ran out of time; Pending says what was
+// still missing.
+type WaitTimeoutError struct {
+	What    string
+	After   time.Duration
+	Pending []string
+}
+
+func (e *WaitTimeoutError) Error() string {
+	return fmt.Sprintf("timed out after %s waiting for %s: still pending: %s", e.After, e.What, strings.Join(e.Pending, "; "))
+}
+
+// watcher keeps informer caches of the package objects, revisions and Lock,
+// and wakes its owner on every change. Informers re-list and re-watch on
+// their own when a watch drops (an API server restart), so a wait survives.
+type watcher struct {
+	c       *Cluster
+	factory dynamicinformer.DynamicSharedInformerFactory
+	changed chan struct{}
+}
+
+func (c *Cluster) newWatcher() (*watcher, error) {
+	w := &watcher{c: c, factory: dynamicinformer.NewDynamicSharedInformerFactory(c.dyn, 0), changed: make(chan struct{}, 1)}
+	kinds := c.dialect.Kinds()
+	for _, k := range kinds {
+		if rk := c.dialect.RevisionKind(k); rk != "" {
+			kinds = append(kinds, rk)
+		}
+	}
+	for _, k := range kinds {
+		gvr, err := c.dialect.Resource(k)
+		if err != nil {
+			continue // e.g. no Function kind on an old Crossplane
+		}
+		w.watch(w.factory.ForResource(gvr).Informer())
+	}
+	if gvr, _, ok := c.dialect.LockResource(); ok {
+		w.watch(w.factory.ForResource(gvr).Informer())
+	}
+	return w, nil
+}
+
+func (w *watcher) watch(inf cache.SharedIndexInformer) {
+	notify := func(any) {
+		select {
+		case w.changed <- struct{}{}:
+		default:
+		}
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: notify, DeleteFunc: notify, UpdateFunc: func(_, n any) { notify(n) },
+	})
+}
+
+// run starts the informers and calls check on every change until check
+// says done, or ctx ends.
+func (w *watcher) run(ctx context.Context, check func() (bool, error)) error {
+	// The informers stop with their own context: Shutdown waits for them.
+	ictx, stop := context.WithCancel(ctx)
+	w.factory.Start(ictx.Done())
+	defer func() {
+		stop()
+		w.factory.Shutdown()
+	}()
+	for _, ok := range w.factory.WaitForCacheSync(ictx.Done()) {
+		if !ok {
+			return context.DeadlineExceeded
+		}
+	}
+	for {
+		done, err := check()
+		if done || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.changed:
+		}
+	}
+}
+
+// cached reads an object of kind from the informer cache; nil if absent.
+func (w *watcher) cached(kind, name string) *unstructured.Unstructured {
+	gvr, err := w.c.dialect.Resource(kind)
+	if err != nil {
+		return nil
+	}
+	obj, err := w.factory.ForResource(gvr).Lister().Get(name)
+	if err != nil {
+		return nil
+	}
+	u, _ := obj.(*unstructured.Unstructured)
+	return u
+}
+
+func (w *watcher) list(kind string) []*unstructured.Unstructured {
+	gvr, err := w.c.dialect.Resource(kind)
+	if err != nil {
+		return nil
+	}
+	objs, _ := w.factory.ForResource(gvr).Lister().List(everything())
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// timeout turns a context deadline into a WaitTimeoutError.
+func timeout(err error, what string, d time.Duration, pending []string) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &WaitTimeoutError{What: what, After: d, Pending: pending}
+	}
+	return err
+}
+
+// progress prints each line once.
+type progress struct {
+	out  io.Writer
+	seen map[string]bool
+}
+
+func (p *progress) say(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	if p.seen == nil {
+		p.seen = map[string]bool{}
+	}
+	if !p.seen[line] {
+		p.seen[line] = true
+		fmt.Fprintln(p.out, line)
+	}
+}

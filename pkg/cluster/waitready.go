@@ -1,0 +1,164 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+func everything() labels.Selector { return labels.Everything() }
+
+// WaitReady watches a package until its current conditions say Installed
+// and Healthy, and every dependency its revision declares in the Lock is
+// installed and healthy too. It prints progress lines to out, stops at once
+// on a terminal failure, and returns a WaitTimeoutError when ctx's deadline
+// passes first.
+func (c *Cluster) WaitReady(ctx context.Context, kind, name string, d time.Duration, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	w, err := c.newWatcher()
+	if err != nil {
+		return err
+	}
+	pr := &progress{out: out}
+	what := strings.ToLower(kind) + "/" + name
+	var pending []string
+	err = w.run(ctx, func() (bool, error) {
+		u := w.cached(kind, name)
+		if u == nil {
+			pending = []string{what + " does not exist"}
+			return false, fmt.Errorf("%s was deleted while waiting for it", what)
+		}
+		p := c.dialect.Read(u)
+		c.reportRevisions(w, p, pr)
+		r := PackageReadiness(p)
+		if r.Terminal != nil {
+			return true, fmt.Errorf("%s failed: %s", what, describeCondition(r.Terminal))
+		}
+		for _, t := range []string{TypeInstalled, TypeHealthy} {
+			if cnd := p.Condition(t); current(p, cnd) {
+				pr.say("%s: %s", what, describeCondition(cnd))
+			}
+		}
+		pending = r.Pending
+		if !r.Ready {
+			return false, nil
+		}
+		pending = c.dependenciesPending(w, p, pr)
+		return len(pending) == 0, nil
+	})
+	return timeout(err, what, d, pending)
+}
+
+// reportRevisions prints the revisions of p as they appear.
+func (c *Cluster) reportRevisions(w *watcher, p *Package, pr *progress) {
+	rk := c.dialect.RevisionKind(p.Kind)
+	if rk == "" {
+		return
+	}
+	sel, err := labels.Parse(c.dialect.RevisionSelector(p))
+	if err != nil {
+		return
+	}
+	for _, u := range w.list(rk) {
+		if !sel.Matches(labels.Set(u.GetLabels())) {
+			continue
+		}
+		r := c.dialect.ReadRevision(u)
+		pr.say("%s/%s: revision %s (%s) created for %s", strings.ToLower(p.Kind), p.Name, r.Name, orDash(r.DesiredState), r.Image)
+	}
+}
+
+// dependenciesPending lists the dependencies of p's current revision that
+// are not yet installed and healthy, printing each one's progress.
+func (c *Cluster) dependenciesPending(w *watcher, p *Package, pr *progress) []string {
+	gvr, name, ok := c.dialect.LockResource()
+	if !ok {
+		return nil
+	}
+	lu, err := w.factory.ForResource(gvr).Lister().Get(name)
+	if err != nil {
+		return []string{"the Lock does not list " + p.Name + " yet"}
+	}
+	lockObj, ok := lu.(*unstructured.Unstructured)
+	if !ok {
+		return []string{"the Lock is unreadable"}
+	}
+	lock := c.dialect.ReadLock(lockObj)
+	entry, ok := LockEntry(lock, p)
+	if !ok {
+		return []string{"the Lock does not list revision " + p.CurrentRevision + " yet"}
+	}
+	var pending []string
+	for _, dep := range entry.Dependencies {
+		dp := c.findBySource(w, dep.Package)
+		if dp == nil {
+			pending = append(pending, "dependency "+dep.Package+" not installed yet")
+			continue
+		}
+		r := PackageReadiness(dp)
+		label := fmt.Sprintf("dependency %s/%s (%s)", strings.ToLower(dp.Kind), dp.Name, dp.Source)
+		if r.Ready {
+			pr.say("%s: Installed, Healthy", label)
+			continue
+		}
+		pr.say("%s: installing", label)
+		pending = append(pending, label+": "+strings.Join(r.Pending, ", "))
+	}
+	return pending
+}
+
+func (c *Cluster) findBySource(w *watcher, repo string) *Package {
+	for _, k := range c.dialect.Kinds() {
+		for _, u := range w.list(k) {
+			p := c.dialect.Read(u)
+			if sameRepo(p.Source, repo) {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+// WaitDeleted watches until the package and all its revisions are gone.
+func (c *Cluster) WaitDeleted(ctx context.Context, p *Package, d time.Duration, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	w, err := c.newWatcher()
+	if err != nil {
+		return err
+	}
+	what := strings.ToLower(p.Kind) + "/" + p.Name
+	pr := &progress{out: out}
+	var pending []string
+	err = w.run(ctx, func() (bool, error) {
+		pending = nil
+		if w.cached(p.Kind, p.Name) != nil {
+			pending = append(pending, what+" still exists")
+		} else {
+			pr.say("%s: deleted", what)
+		}
+		if rk := c.dialect.RevisionKind(p.Kind); rk != "" {
+			sel, _ := labels.Parse(c.dialect.RevisionSelector(p))
+			for _, u := range w.list(rk) {
+				if sel.Matches(labels.Set(u.GetLabels())) {
+					pending = append(pending, "revision "+u.GetName()+" still exists")
+				}
+			}
+		}
+		return len(pending) == 0, nil
+	})
+	return timeout(err, "deletion of "+what, d, pending)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

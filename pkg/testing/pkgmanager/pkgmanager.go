@@ -1,0 +1,121 @@
+// Package pkgmanager plays Crossplane's package manager in tests that run
+// without one: it watches pkg.crossplane.io packages and answers as the
+// package manager would, through the API — a revision per package image
+// (named <package>-<12 hex>, labelled and owned), the package's status and
+// conditions with observedGeneration, the Lock's entries — and deletes
+// revisions when their package goes, as garbage collection would. Each
+// package's behaviour can be scripted: healthy, failing, never healthy,
+// with dependencies. It answers only the packages a test hands it with
+// Manage, so that tests sharing one API server do not disturb each other.
+package pkgmanager
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Behaviour scripts how the package manager answers for one package.
+type Behaviour struct {
+	// Fail, when set, is the message of a terminal Installed=False
+	// condition (e.g. "cannot unpack package: ... MANIFEST_UNKNOWN").
+	Fail string
+	// Unhealthy leaves the package Installed but Healthy=False for ever.
+	Unhealthy bool
+	// Delay holds the answer back.
+	Delay time.Duration
+	// DependsOn are written to the Lock as the package's dependencies.
+	DependsOn []Dependency
+}
+
+// Dependency is a Lock dependency.
+type Dependency struct {
+	Package, Constraints, Type string
+}
+
+var group = "pkg.crossplane.io"
+
+// Manager is the stand-in package manager.
+type Manager struct {
+	dyn       dynamic.Interface
+	mu        sync.Mutex
+	behaviour map[string]Behaviour // by package name
+	cancel    context.CancelFunc
+	done      chan struct{}
+}
+
+// Start watches the cluster's packages until Stop.
+func Start(dyn dynamic.Interface) (*Manager, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Manager{dyn: dyn, behaviour: map[string]Behaviour{}, cancel: cancel, done: make(chan struct{})}
+	f := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+	for _, kind := range []string{"providers", "configurations", "functions"} {
+		gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: kind}
+		_, err := f.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { m.reconcile(ctx, o) },
+			UpdateFunc: func(_, o any) { m.reconcile(ctx, o) },
+			DeleteFunc: func(o any) { m.collect(ctx, o) },
+		})
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	f.Start(ctx.Done())
+	for gvr, ok := range f.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			cancel()
+			return nil, fmt.Errorf("watch %s: cache did not sync", gvr)
+		}
+	}
+	go func() { <-ctx.Done(); f.Shutdown(); close(m.done) }()
+	return m, nil
+}
+
+// Stop ends the watches.
+func (m *Manager) Stop() {
+	m.cancel()
+	<-m.done
+}
+
+// Manage makes the manager answer the package called name, as b says;
+// the zero Behaviour installs it healthy.
+func (m *Manager) Manage(name string, b Behaviour) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.behaviour[name] = b
+}
+
+func (m *Manager) script(name string) (Behaviour, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.behaviour[name]
+	return b, ok
+}
+
+// RevisionName is the package manager's revision naming rule.
+func RevisionName(pkgName, image string) string {
+	sum := sha256.Sum256([]byte(image))
+	name := pkgName
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	return name + "-" + hex.EncodeToString(sum[:])[:12]
+}
+
+func asObject(o any) *unstructured.Unstructured {
+	if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		o = d.Obj
+	}
+	u, _ := o.(*unstructured.Unstructured)
+	return u
+}

@@ -1,0 +1,179 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+)
+
+var describeExample = `  # Describe a provider: spec, revisions, objects installed, dependencies, events
+  kubectl xpkg describe provider/provider-nop
+
+  # A name alone works when only one kind uses it
+  kubectl xpkg describe configuration-aws-network
+
+  # The same as a document, for scripts
+  kubectl xpkg describe provider/provider-nop -o yaml`
+
+// DescribeOptions holds the flags and state of `kubectl xpkg describe`.
+type DescribeOptions struct {
+	Output  string
+	Cluster ClusterFlags
+	root    *Root
+}
+
+// NewCmdDescribe builds `kubectl xpkg describe`.
+func NewCmdDescribe(root *Root) *cobra.Command {
+	o := &DescribeOptions{root: root}
+	cmd := &cobra.Command{
+		Use:     "describe KIND/NAME | NAME",
+		Short:   "Show a package's spec, revisions, conditions, installed objects, dependencies and events",
+		Example: describeExample,
+		GroupID: groupCluster,
+		Args:    exactArgs(1, "KIND/NAME or NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := printers.CheckFormat(o.Output); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context(), args[0])
+		},
+	}
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: text).")
+	o.Cluster.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// Run describes one package.
+func (o *DescribeOptions) Run(ctx context.Context, arg string) error {
+	c, err := o.Cluster.connect(o.root)
+	if err != nil {
+		return err
+	}
+	kind, name, err := resolveKindName(ctx, c, arg)
+	if err != nil {
+		return err
+	}
+	d, err := c.Describe(ctx, kind, name)
+	if err != nil {
+		return err
+	}
+	if o.Output != "" {
+		return printers.PrintObject(o.root.IOStreams.Out, o.Output, d)
+	}
+	writeDescription(o.root.IOStreams.Out, d)
+	return nil
+}
+
+// resolveKindName reads KIND/NAME, or finds the one package called NAME.
+func resolveKindName(ctx context.Context, c *cluster.Cluster, arg string) (string, string, error) {
+	if k, n, ok := strings.Cut(arg, "/"); ok {
+		kind, err := cluster.ResolveKind(c.Dialect(), strings.Split(k, ".")[0])
+		return kind, n, err
+	}
+	p, err := c.Find(ctx, arg)
+	if err != nil {
+		return "", "", err
+	}
+	return p.Kind, p.Name, nil
+}
+
+func writeDescription(w io.Writer, d *cluster.Description) {
+	p := d.Package
+	fmt.Fprintf(w, "Name:               %s\nKind:               %s\nPackage:            %s\n", p.Name, p.Kind, p.Source)
+	if p.ResolvedPackage != "" && p.ResolvedPackage != p.Source {
+		fmt.Fprintf(w, "Resolved package:   %s\n", p.ResolvedPackage)
+	}
+	fmt.Fprintf(w, "Activation policy:  %s\n", orNone(p.ActivationPolicy))
+	if p.RuntimeConfig != "" {
+		fmt.Fprintf(w, "Runtime config:     %s\n", p.RuntimeConfig)
+	}
+	fmt.Fprintf(w, "Current revision:   %s\n", orNone(p.CurrentRevision))
+	if r := d.Current(); r != nil {
+		fmt.Fprintf(w, "Current image:      %s (digest %s…)\n", r.Image, orNone(revisionDigest(r.Name)))
+	}
+	fmt.Fprintf(w, "Age:                %s\n", age(p.Created))
+	section(w, "Conditions", len(p.Conditions), func() {
+		t := printers.NewTable("TYPE", "STATUS", "REASON", "MESSAGE")
+		for _, c := range p.Conditions {
+			t.Row(c.Type, c.Status, c.Reason, c.Message)
+		}
+		indent(w, t)
+	})
+	section(w, "Revisions", len(d.Revisions), func() {
+		t := printers.NewTable("NAME", "REVISION", "IMAGE", "STATE", "HEALTHY", "AGE")
+		for _, r := range d.Revisions {
+			t.Row(r.Name, fmt.Sprint(r.Revision), r.Image, orNone(r.DesiredState), revisionHealth(r), age(r.Created))
+		}
+		indent(w, t)
+	})
+	writeObjects(w, d.Current())
+	writeDependencies(w, d)
+	section(w, "Events", len(d.Events), func() {
+		t := printers.NewTable("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE")
+		for _, e := range d.Events {
+			t.Row(age(e.Last), e.Type, e.Reason, e.Object, e.Message)
+		}
+		indent(w, t)
+	})
+}
+
+func writeObjects(w io.Writer, r *cluster.Revision) {
+	n := 0
+	if r != nil {
+		n = len(r.Objects)
+	}
+	section(w, "Objects installed by the current revision", n, func() {
+		t := printers.NewTable("KIND", "NAME", "API VERSION")
+		for _, o := range r.Objects {
+			t.Row(o.Kind, o.Name, o.APIVersion)
+		}
+		indent(w, t)
+	})
+}
+
+func writeDependencies(w io.Writer, d *cluster.Description) {
+	section(w, "Dependencies", len(d.Dependencies), func() {
+		t := printers.NewTable("PACKAGE", "KIND", "CONSTRAINT", "RESOLVED")
+		for _, dep := range d.Dependencies {
+			t.Row(dep.Package, orNone(dep.Kind), dep.Constraints, orNone(dep.Resolved))
+		}
+		indent(w, t)
+	})
+	if len(d.Dependents) > 0 {
+		fmt.Fprintf(w, "Required by:        %s\n", strings.Join(d.Dependents, ", "))
+	}
+}
+
+// revisionHealth is the revision's health condition, whatever the
+// generation calls it.
+func revisionHealth(r *cluster.Revision) string {
+	for _, t := range []string{"Healthy", "RevisionHealthy"} {
+		if c := r.Condition(t); c != nil {
+			return c.Status
+		}
+	}
+	return "Unknown"
+}
+
+func section(w io.Writer, title string, n int, body func()) {
+	if n == 0 {
+		fmt.Fprintf(w, "%s:%s<none>\n", title, strings.Repeat(" ", max(1, 19-len(title))))
+		return
+	}
+	fmt.Fprintf(w, "%s:\n", title)
+	body()
+}
+
+func indent(w io.Writer, t *printers.Table) {
+	var b strings.Builder
+	_ = t.Render(&b)
+	for line := range strings.Lines(b.String()) {
+		fmt.Fprint(w, "  "+line)
+	}
+}

@@ -1,0 +1,197 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/duration"
+	cliprinters "k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+)
+
+var getExample = `  # List every installed package
+  kubectl xpkg get
+
+  # Providers only, with digest, activation policy and runtime config
+  kubectl xpkg get providers -o wide
+
+  # One package as YAML, or a field of it
+  kubectl xpkg get provider provider-nop -o yaml
+  kubectl xpkg get provider provider-nop -o jsonpath='{.status.currentRevision}'`
+
+// GetOptions holds the flags and state of `kubectl xpkg get`.
+type GetOptions struct {
+	Output   string
+	Selector string
+	Cluster  ClusterFlags
+
+	kind  string
+	names []string
+	root  *Root
+}
+
+// NewCmdGet builds `kubectl xpkg get`.
+func NewCmdGet(root *Root) *cobra.Command {
+	o := &GetOptions{root: root}
+	cmd := &cobra.Command{
+		Use:     "get [KIND] [NAME...]",
+		Short:   "List installed packages with their version, state and current revision",
+		Example: getExample,
+		GroupID: groupCluster,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.Cluster.connect(root)
+			if err != nil {
+				return err
+			}
+			if err := o.Complete(c, args); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context(), c)
+		},
+	}
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: wide, json, yaml, name, jsonpath=..., go-template=...")
+	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l team=platform.")
+	o.Cluster.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// Complete reads KIND and NAMEs: a first argument that is no kind is a name.
+func (o *GetOptions) Complete(c *cluster.Cluster, args []string) error {
+	if len(args) > 0 {
+		if k, err := cluster.ResolveKind(c.Dialect(), args[0]); err == nil {
+			o.kind, args = k, args[1:]
+		}
+	}
+	o.names = args
+	return nil
+}
+
+// Run lists and prints.
+func (o *GetOptions) Run(ctx context.Context, c *cluster.Cluster) error {
+	pkgs, err := o.fetch(ctx, c)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.Output == "" || o.Output == printers.FormatWide:
+		return o.table(pkgs)
+	case o.Output == printers.FormatName:
+		for _, p := range pkgs {
+			fmt.Fprintf(o.root.IOStreams.Out, "%s.%s/%s\n", strings.ToLower(p.Kind), p.Object.GroupVersionKind().Group, p.Name)
+		}
+		return nil
+	}
+	return o.document(pkgs)
+}
+
+func (o *GetOptions) fetch(ctx context.Context, c *cluster.Cluster) ([]*cluster.Package, error) {
+	if len(o.names) == 0 {
+		return c.List(ctx, o.kind, o.Selector)
+	}
+	var out []*cluster.Package
+	for _, n := range o.names {
+		var p *cluster.Package
+		var err error
+		if o.kind != "" {
+			p, err = c.Get(ctx, o.kind, n)
+		} else {
+			p, err = c.Find(ctx, n)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (o *GetOptions) table(pkgs []*cluster.Package) error {
+	if len(pkgs) == 0 {
+		fmt.Fprintln(o.root.IOStreams.ErrOut, "No packages found.")
+		return nil
+	}
+	header := []string{"NAME", "KIND", "PACKAGE", "VERSION", "INSTALLED", "HEALTHY", "REVISION", "AGE"}
+	wide := o.Output == printers.FormatWide
+	if wide {
+		header = append(header, "DIGEST", "ACTIVATION", "RUNTIME-CONFIG")
+	}
+	t := printers.NewTable(header...)
+	for _, p := range pkgs {
+		row := []string{p.Name, p.Kind, cluster.RefRepository(p.Source), p.Version,
+			conditionStatus(p, cluster.TypeInstalled), conditionStatus(p, cluster.TypeHealthy), orNone(p.CurrentRevision), age(p.Created)}
+		if wide {
+			row = append(row, orNone(revisionDigest(p.CurrentRevision)), orNone(p.ActivationPolicy), orNone(p.RuntimeConfig))
+		}
+		t.Row(row...)
+	}
+	return t.Render(o.root.IOStreams.Out)
+}
+
+// document prints -o json|yaml|jsonpath|go-template: the object itself for
+// one named package, else a List.
+func (o *GetOptions) document(pkgs []*cluster.Package) error {
+	var obj = &unstructured.Unstructured{}
+	if len(o.names) == 1 && len(pkgs) == 1 {
+		obj = pkgs[0].Object
+	} else {
+		list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
+		for _, p := range pkgs {
+			list.Items = append(list.Items, *p.Object)
+		}
+		obj.Object = list.UnstructuredContent()
+	}
+	switch {
+	case o.Output == printers.FormatJSON || o.Output == printers.FormatYAML:
+		return printers.PrintObject(o.root.IOStreams.Out, o.Output, obj.Object)
+	case strings.HasPrefix(o.Output, "jsonpath="):
+		p, err := cliprinters.NewJSONPathPrinter(strings.TrimPrefix(o.Output, "jsonpath="))
+		if err != nil {
+			return fmt.Errorf("-o %s: %w", o.Output, err)
+		}
+		return p.PrintObj(obj, o.root.IOStreams.Out)
+	case strings.HasPrefix(o.Output, "go-template="):
+		p, err := cliprinters.NewGoTemplatePrinter([]byte(strings.TrimPrefix(o.Output, "go-template=")))
+		if err != nil {
+			return fmt.Errorf("-o %s: %w", o.Output, err)
+		}
+		return p.PrintObj(obj, o.root.IOStreams.Out)
+	}
+	return fmt.Errorf("--output must be wide, json, yaml, name, jsonpath=... or go-template=..., not %q", o.Output)
+}
+
+func conditionStatus(p *cluster.Package, t string) string {
+	if c := p.Condition(t); c != nil {
+		return c.Status
+	}
+	return "Unknown"
+}
+
+// revisionDigest is the 12 hex digits of the image digest that the
+// package manager puts at the end of revision names.
+func revisionDigest(rev string) string {
+	i := strings.LastIndexByte(rev, '-')
+	if i < 0 || len(rev)-i-1 != 12 {
+		return ""
+	}
+	return rev[i+1:]
+}
+
+func age(t time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(time.Since(t))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}

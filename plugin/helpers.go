@@ -1,0 +1,68 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+)
+
+// changedString is the flag's value if the user set it, else nil: a field
+// the user did not set is not sent.
+func changedString(f *pflag.FlagSet, name string) *string {
+	if !f.Changed(name) {
+		return nil
+	}
+	v, _ := f.GetString(name)
+	return &v
+}
+
+func changedBool(f *pflag.FlagSet, name string) *bool {
+	if !f.Changed(name) {
+		return nil
+	}
+	v, _ := f.GetBool(name)
+	return &v
+}
+
+func checkObjectOutput(o string) error {
+	return printers.CheckFormat(o, printers.FormatYAML, printers.FormatJSON, printers.FormatName)
+}
+
+// printObject prints an object the way kubectl does: as a document with
+// -o yaml|json, as kind.group/name with -o name, else as a sentence.
+func printObject(r *Root, output string, u *unstructured.Unstructured, verb string) error {
+	out := r.IOStreams.Out
+	name := strings.ToLower(u.GetKind()) + "." + u.GroupVersionKind().Group + "/" + u.GetName()
+	switch output {
+	case printers.FormatYAML, printers.FormatJSON:
+		return printers.PrintObject(out, output, u.Object)
+	case printers.FormatName:
+		_, err := fmt.Fprintln(out, name)
+		return err
+	}
+	_, err := fmt.Fprintf(out, "%s %s\n", name, verb)
+	return err
+}
+
+// Exit codes of the cluster verbs.
+const (
+	// WaitTimedOut is the exit code of a --wait that ran out of time, as
+	// timeout(1) uses.
+	WaitTimedOut = 124
+)
+
+// waitError gives a timed-out wait its own exit code.
+func waitError(err error) error {
+	var te *cluster.WaitTimeoutError
+	if errors.As(err, &te) {
+		return exit.WithCode(WaitTimedOut, err)
+	}
+	return err
+}

@@ -1,0 +1,187 @@
+package plugin
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+)
+
+var uninstallExample = `  # Uninstall a configuration, waiting until its revisions are gone
+  kubectl xpkg uninstall configuration-aws-network --wait
+
+  # Also remove the dependencies nothing else needs (Crossplane never removes them)
+  kubectl xpkg uninstall configuration/configuration-aws-network --with-dependencies --yes
+
+  # See what would be removed
+  kubectl xpkg uninstall configuration-aws-network --with-dependencies --dry-run`
+
+// UninstallOptions holds the flags and state of `kubectl xpkg uninstall`.
+type UninstallOptions struct {
+	Force    bool
+	DryRun   bool
+	Yes      bool
+	WithDeps bool
+	Wait     waitFlag
+	Cluster  ClusterFlags
+	root     *Root
+}
+
+// NewCmdUninstall builds `kubectl xpkg uninstall`.
+func NewCmdUninstall(root *Root) *cobra.Command {
+	o := &UninstallOptions{root: root}
+	cmd := &cobra.Command{
+		Use:   "uninstall NAME|KIND/NAME...",
+		Short: "Uninstall packages, refusing to break the packages that depend on them",
+		Long: `Uninstall deletes package objects; Crossplane's garbage collection removes their
+revisions and the objects they installed. A package that another installed package
+depends on (according to the Lock) is kept unless --force. Crossplane never removes
+dependencies: --with-dependencies also removes those that nothing else needs, listing
+them first. On a terminal, uninstall asks before deleting unless --yes.`,
+		Example: uninstallExample,
+		GroupID: groupCluster,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return exactArgs(1, "at least one NAME")(c, args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return o.Run(cmd.Context(), args) },
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.Force, "force", false, "Uninstall even if other packages depend on it.")
+	f.BoolVar(&o.DryRun, "dry-run", false, "Show what would be deleted; the API server checks the deletes without making them.")
+	f.BoolVarP(&o.Yes, "yes", "y", false, "Do not ask for confirmation.")
+	f.BoolVar(&o.WithDeps, "with-dependencies", false, "Also uninstall the dependencies that no other package needs.")
+	addWaitFlag(f, &o.Wait, "the packages and their revisions are gone")
+	o.Cluster.AddFlags(f)
+	return cmd
+}
+
+// Run plans the removal, checks it, confirms it and carries it out.
+func (o *UninstallOptions) Run(ctx context.Context, args []string) error {
+	c, err := o.Cluster.connect(o.root)
+	if err != nil {
+		return err
+	}
+	targets, err := o.plan(ctx, c, args)
+	if err != nil {
+		return err
+	}
+	if !o.confirm(targets) {
+		return errors.New("uninstall cancelled")
+	}
+	for _, p := range targets {
+		if err := c.Delete(ctx, p, o.DryRun); err != nil {
+			return fmt.Errorf("uninstall %s/%s: %w", strings.ToLower(p.Kind), p.Name, err)
+		}
+		suffix := "deleted"
+		if o.DryRun {
+			suffix = "deleted (server dry run)"
+		}
+		fmt.Fprintf(o.root.IOStreams.Out, "%s/%s %s\n", strings.ToLower(p.Kind), p.Name, suffix)
+	}
+	if o.Wait.d == 0 || o.DryRun {
+		return nil
+	}
+	for _, p := range targets {
+		if err := c.WaitDeleted(ctx, p, o.Wait.d, o.root.IOStreams.ErrOut); err != nil {
+			return waitError(err)
+		}
+	}
+	return nil
+}
+
+// plan resolves the arguments, refuses to break dependents, and adds the
+// dependencies nothing else needs when asked to.
+func (o *UninstallOptions) plan(ctx context.Context, c *cluster.Cluster, args []string) ([]*cluster.Package, error) {
+	var targets []*cluster.Package
+	for _, a := range args {
+		kind, name, err := resolveKindName(ctx, c, a)
+		if err != nil {
+			return nil, err
+		}
+		p, err := c.Get(ctx, kind, name)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, p)
+	}
+	lock, err := c.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.checkDependents(lock, targets); err != nil {
+		return nil, err
+	}
+	if !o.WithDeps {
+		return targets, nil
+	}
+	return o.addDependencies(ctx, c, lock, targets)
+}
+
+func (o *UninstallOptions) checkDependents(lock []cluster.LockPackage, targets []*cluster.Package) error {
+	removing := map[string]bool{}
+	for _, t := range targets {
+		removing[cluster.RefRepository(t.Source)] = true
+	}
+	for _, t := range targets {
+		var users []string
+		for _, d := range cluster.Dependents(lock, cluster.RefRepository(t.Source)) {
+			if !removing[cluster.RefRepository(d.Source)] {
+				users = append(users, d.Source+" "+d.Version)
+			}
+		}
+		if len(users) == 0 {
+			continue
+		}
+		msg := fmt.Sprintf("%s/%s is a dependency of %s", strings.ToLower(t.Kind), t.Name, strings.Join(users, ", "))
+		if !o.Force {
+			return errors.New(msg + ": uninstall those first, or pass --force to break them")
+		}
+		fmt.Fprintf(o.root.IOStreams.ErrOut, "Warning: %s; uninstalling it anyway (--force)\n", msg)
+	}
+	return nil
+}
+
+func (o *UninstallOptions) addDependencies(ctx context.Context, c *cluster.Cluster, lock []cluster.LockPackage, targets []*cluster.Package) ([]*cluster.Package, error) {
+	all, err := c.List(ctx, "", "")
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range slices.Clone(targets) {
+		for _, repo := range cluster.ExclusiveDependencies(lock, cluster.RefRepository(t.Source)) {
+			i := slices.IndexFunc(all, func(p *cluster.Package) bool { return cluster.RefRepository(p.Source) == repo })
+			if i < 0 || slices.Contains(targets, all[i]) {
+				continue
+			}
+			fmt.Fprintf(o.root.IOStreams.ErrOut, "%s/%s (%s) is needed by nothing else: uninstalling it too\n", strings.ToLower(all[i].Kind), all[i].Name, repo)
+			targets = append(targets, all[i])
+		}
+	}
+	return targets, nil
+}
+
+// confirm asks on a terminal, unless --yes or --dry-run.
+func (o *UninstallOptions) confirm(targets []*cluster.Package) bool {
+	in, ok := o.root.IOStreams.In.(*os.File)
+	if o.Yes || o.DryRun || !ok || !term.IsTerminal(int(in.Fd())) {
+		return true
+	}
+	var names []string
+	for _, t := range targets {
+		names = append(names, strings.ToLower(t.Kind)+"/"+t.Name)
+	}
+	fmt.Fprintf(o.root.IOStreams.ErrOut, "Uninstall %s? [y/N] ", strings.Join(names, ", "))
+	answer, _ := bufio.NewReader(in).ReadString('\n')
+	answer = strings.ToLower(strings.TrimSpace(answer))
+	return answer == "y" || answer == "yes"
+}
