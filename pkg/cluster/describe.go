@@ -5,10 +5,10 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"golang.org/x/sync/errgroup"
 )
 
 // Description is everything describe shows about a package.

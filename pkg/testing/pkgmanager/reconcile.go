@@ -156,4 +156,3 @@ func (m *Manager) collect(ctx context.Context, o any) {
 	image, _, _ := unstructured.NestedString(u.Object, "spec", "package")
 	_ = m.unlock(ctx, RevisionName(u.GetName(), image))
 }
-
