@@ -162,3 +162,31 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// WaitRevision watches until the package has a revision of image, and
+// returns it.
+func (c *Cluster) WaitRevision(ctx context.Context, p *Package, image string, d time.Duration) (*Revision, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	w, err := c.newWatcher()
+	if err != nil {
+		return nil, err
+	}
+	rk := c.dialect.RevisionKind(p.Kind)
+	sel, err := labels.Parse(c.dialect.RevisionSelector(p))
+	if err != nil {
+		return nil, err
+	}
+	var found *Revision
+	err = w.run(ctx, func() (bool, error) {
+		for _, u := range w.list(rk) {
+			if r := c.dialect.ReadRevision(u); sel.Matches(labels.Set(u.GetLabels())) && r.Image == image {
+				found = r
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	what := "a revision of " + image + " for " + strings.ToLower(p.Kind) + "/" + p.Name
+	return found, timeout(err, what, d, []string{"the package manager has not created it"})
+}

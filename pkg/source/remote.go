@@ -118,3 +118,18 @@ func insecureTLS(rt http.RoundTripper, insecure bool) http.RoundTripper {
 	t.TLSClientConfig.InsecureSkipVerify = true //nolint:gosec // the user asked for --insecure
 	return t
 }
+
+// ListTags lists the tags of a repository (a reference without tag or
+// digest; one without a registry host resolves against o.Registry).
+func ListTags(ctx context.Context, repo string, o Options) ([]string, error) {
+	o = o.withDefaults()
+	r, err := name.NewRepository(repo, name.WithDefaultRegistry(o.Registry))
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a repository: %w", repo, err)
+	}
+	tags, err := remote.List(r, RemoteOptions(ctx, o)...)
+	if err != nil {
+		return nil, fmt.Errorf("list tags of %s: %w", r.Name(), err)
+	}
+	return tags, nil
+}

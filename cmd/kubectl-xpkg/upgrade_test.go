@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/pkgmanager"
+)
+
+func (l *lifecycle) desiredStates(t *testing.T, revisions, pkg string) map[string]string {
+	t.Helper()
+	gvr := revisionsGVR
+	gvr.Resource = revisions
+	list, err := l.dyn.Resource(gvr).List(context.Background(), metav1.ListOptions{LabelSelector: "pkg.crossplane.io/package=" + pkg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, r := range list.Items {
+		out[r.GetName()], _, _ = unstructured.NestedString(r.Object, "spec", "desiredState")
+	}
+	return out
+}
+
+// TestUpgradeWaitsForTheNewRevision: the package manager answers the new
+// version late, so the old Healthy=True is still on the package right after
+// the change; --wait must not take it for success.
+func TestUpgradeWaitsForTheNewRevision(t *testing.T) {
+	l := newLifecycle(t)
+	old, _ := pushSample(t, l.env, "provider-nop", "v0.2.1")
+	newer, _ := pushSample(t, l.env, "provider-nop", "v0.4.0")
+	const name = "upgrade-nop"
+	l.mgr.Manage(name, pkgmanager.Behaviour{})
+	x := clitest.New(t).WithEnv(l.env)
+	t.Cleanup(func() { x.Run("uninstall", name) })
+	x.Run("install", "provider", old, name, "--wait=60s").Succeeds(t)
+
+	l.mgr.Manage(name, pkgmanager.Behaviour{Delay: 2 * time.Second})
+	r := x.Run("upgrade", name, "--wait=60s").Succeeds(t) // no VERSION: the newest stable above v0.2.1
+	contains(t, "upgrade", r.Stdout, "provider/"+name+" upgraded from v0.2.1 to v0.4.0")
+	newRev := pkgmanager.RevisionName(name, newer)
+	contains(t, "upgrade progress", r.Stderr, "revision "+newRev+" (Active) created")
+	u, err := l.dyn.Resource(providersGVR).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, _, _ := unstructured.NestedString(u.Object, "status", "currentIdentifier"); cur != newer {
+		t.Errorf("--wait returned while the package manager still reported %s", cur)
+	}
+	states := l.desiredStates(t, "providerrevisions", name)
+	if states[newRev] != "Active" || states[pkgmanager.RevisionName(name, old)] != "Inactive" {
+		t.Errorf("revisions after upgrade: %v", states)
+	}
+
+	r = x.Run("upgrade", name, "v0.4.0").Succeeds(t)
+	contains(t, "same version", r.Stderr, "is already at v0.4.0: nothing to do")
+	r = x.Run("upgrade", name, ">=0.1 <0.3", "--dry-run").Succeeds(t)
+	contains(t, "constraint", r.Stdout, "upgraded from v0.4.0 to v0.2.1 (server dry run)")
+	r = x.Run("upgrade", name).Fails(t, 1)
+	contains(t, "nothing newer", r.Stderr, "is newer than v0.4.0")
+}
+
+func TestUpgradeManualActivation(t *testing.T) {
+	l := newLifecycle(t)
+	old, _ := pushSample(t, l.env, "function-patch-and-transform", "v0.9.0")
+	pushSample(t, l.env, "function-patch-and-transform", "v0.10.8")
+	const name = "manual-fn"
+	l.mgr.Manage(name, pkgmanager.Behaviour{})
+	x := clitest.New(t).WithEnv(l.env)
+	t.Cleanup(func() { x.Run("uninstall", name) })
+	x.Run("install", old, name, "--manual-activation").Succeeds(t)
+	r := x.Run("upgrade", "function/"+name, "v0.10.8").Succeeds(t)
+	contains(t, "manual", r.Stderr, "activates revisions manually: its new revision will wait to be activated")
+	r = x.Run("upgrade", name, "v0.9.0", "--activate").Succeeds(t)
+	oldRev := pkgmanager.RevisionName(name, old)
+	contains(t, "activate", r.Stdout, "revision "+oldRev+" activated")
+	if s := l.desiredStates(t, "functionrevisions", name); s[oldRev] != "Active" {
+		t.Errorf("revisions: %v", s)
+	}
+}
