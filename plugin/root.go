@@ -87,7 +87,7 @@ packages from registries, .xpkg files, OCI layouts and directories.`,
 	addKlogFlags(cmd)
 
 	cmd.AddCommand(NewCmdVersion(root), NewCmdExtract(root), NewCmdValidate(root),
-		NewCmdInstall(root), NewCmdGet(root), NewCmdDescribe(root), NewCmdUpgrade(root), NewCmdUninstall(root))
+		NewCmdInstall(root), NewCmdGet(root), NewCmdDescribe(root), NewCmdUpgrade(root), NewCmdUninstall(root), NewCmdTree(root))
 	addGroups(cmd)
 	return cmd
 }

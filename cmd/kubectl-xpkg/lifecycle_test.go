@@ -163,7 +163,15 @@ func TestUninstallProtectsDependencies(t *testing.T) {
 	x.Run("install", "provider", provRef, "dep-nop", "--wait=60s").Succeeds(t)
 	x.Run("install", "configuration", cfgRef, "dep-network", "--wait=60s").Succeeds(t)
 
-	r := x.Run("uninstall", "dep-nop").Fails(t, 1)
+	r := x.Run("tree", "dep-network").Succeeds(t)
+	cfgRepo := cfgRef[:strings.LastIndex(cfgRef, ":")]
+	want := "configuration/dep-network " + cfgRepo + " v0.23.0 [installed: True, healthy: True]\n" +
+		"└── provider/dep-nop " + provRepo + " v0.4.0 (wants >=v0.2.0) [installed: True, healthy: True]\n"
+	if r.Stdout != want {
+		t.Errorf("tree:\n%s\nwant:\n%s", r.Stdout, want)
+	}
+
+	r = x.Run("uninstall", "dep-nop").Fails(t, 1)
 	contains(t, "stderr", r.Stderr, "error: provider/dep-nop is a dependency of "+cfgRef[:strings.LastIndex(cfgRef, ":")]+" v0.23.0: uninstall those first, or pass --force")
 	if !l.providerExists(t, "dep-nop") {
 		t.Fatal("the refused uninstall deleted the provider")

@@ -1,0 +1,153 @@
+package cluster
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// TreeNode is a package in the dependency tree.
+type TreeNode struct {
+	Kind       string      `json:"kind,omitempty"`
+	Name       string      `json:"name,omitempty"`
+	Source     string      `json:"package"`
+	Version    string      `json:"version,omitempty"`
+	Constraint string      `json:"constraint,omitempty"`
+	Installed  string      `json:"installed"`
+	Healthy    string      `json:"healthy"`
+	Children   []*TreeNode `json:"dependencies,omitempty"`
+	// Cycle marks a dependency already shown above it on its path.
+	Cycle bool `json:"cycle,omitempty"`
+}
+
+// Tree builds the dependency tree from the Lock, with each node's health
+// from the installed packages. Roots are the packages nothing depends on,
+// or the one named root.
+func Tree(lock []LockPackage, pkgs []*Package, root string) ([]*TreeNode, error) {
+	bySource := map[string]LockPackage{}
+	needed := map[string]bool{}
+	for _, lp := range lock {
+		bySource[normRepo(lp.Source)] = lp
+		for _, d := range lp.Dependencies {
+			needed[normRepo(d.Package)] = true
+		}
+	}
+	var roots []string
+	for _, p := range pkgs {
+		repo := normRepo(p.Source)
+		if (root == "" && !needed[repo]) || p.Name == root {
+			roots = append(roots, repo)
+		}
+	}
+	if root != "" && len(roots) == 0 {
+		return nil, fmt.Errorf("no package named %q: see kubectl xpkg get", root)
+	}
+	slices.Sort(roots)
+	var out []*TreeNode
+	for _, r := range slices.Compact(roots) {
+		out = append(out, node(r, "", bySource, pkgs, map[string]bool{}))
+	}
+	return out, nil
+}
+
+func node(repo, constraint string, lock map[string]LockPackage, pkgs []*Package, path map[string]bool) *TreeNode {
+	n := &TreeNode{Source: repo, Constraint: constraint, Installed: "Unknown", Healthy: "Unknown"}
+	if lp, ok := lock[repo]; ok {
+		n.Version = lp.Version
+	}
+	if i := slices.IndexFunc(pkgs, func(p *Package) bool { return normRepo(p.Source) == repo }); i >= 0 {
+		p := pkgs[i]
+		n.Kind, n.Name = p.Kind, p.Name
+		if n.Version == "" {
+			n.Version = p.Version
+		}
+		if c := p.Condition(TypeInstalled); c != nil {
+			n.Installed = c.Status
+		}
+		if c := p.Condition(TypeHealthy); c != nil {
+			n.Healthy = c.Status
+		}
+	} else {
+		n.Installed = "False"
+	}
+	if path[repo] {
+		n.Cycle = true
+		return n
+	}
+	path[repo] = true
+	defer delete(path, repo)
+	for _, d := range lock[repo].Dependencies {
+		n.Children = append(n.Children, node(normRepo(d.Package), d.Constraints, lock, pkgs, path))
+	}
+	return n
+}
+
+// WriteTree prints the tree with box-drawing branches.
+func WriteTree(w io.Writer, roots []*TreeNode) {
+	for _, r := range roots {
+		fmt.Fprintln(w, r.label())
+		writeChildren(w, r.Children, "")
+	}
+}
+
+func writeChildren(w io.Writer, nodes []*TreeNode, prefix string) {
+	for i, n := range nodes {
+		branch, next := "├── ", "│   "
+		if i == len(nodes)-1 {
+			branch, next = "└── ", "    "
+		}
+		fmt.Fprintln(w, prefix+branch+n.label())
+		writeChildren(w, n.Children, prefix+next)
+	}
+}
+
+func (n *TreeNode) label() string {
+	var b strings.Builder
+	if n.Name != "" {
+		fmt.Fprintf(&b, "%s/%s ", strings.ToLower(n.Kind), n.Name)
+	}
+	b.WriteString(n.Source)
+	if n.Version != "" {
+		b.WriteString(" " + n.Version)
+	}
+	if n.Constraint != "" {
+		b.WriteString(" (wants " + n.Constraint + ")")
+	}
+	switch {
+	case n.Cycle:
+		b.WriteString(" [dependency cycle]")
+	case n.Name == "":
+		b.WriteString(" [not installed]")
+	default:
+		fmt.Fprintf(&b, " [installed: %s, healthy: %s]", n.Installed, n.Healthy)
+	}
+	return b.String()
+}
+
+// WriteDot prints the tree as a Graphviz digraph.
+func WriteDot(w io.Writer, roots []*TreeNode) {
+	fmt.Fprintln(w, "digraph packages {\n  rankdir=LR;\n  node [shape=box];")
+	seen := map[string]bool{}
+	var walk func(n *TreeNode)
+	walk = func(n *TreeNode) {
+		if !seen[n.Source] {
+			seen[n.Source] = true
+			color := "black"
+			if n.Healthy != "True" {
+				color = "red"
+			}
+			fmt.Fprintf(w, "  %q [label=%q, color=%s];\n", n.Source, n.Source+"\\n"+n.Version, color)
+		}
+		for _, c := range n.Children {
+			fmt.Fprintf(w, "  %q -> %q [label=%q];\n", n.Source, c.Source, c.Constraint)
+			if !c.Cycle {
+				walk(c)
+			}
+		}
+	}
+	for _, r := range roots {
+		walk(r)
+	}
+	fmt.Fprintln(w, "}")
+}

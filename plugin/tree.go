@@ -1,0 +1,78 @@
+package plugin
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+)
+
+var treeExample = `  # Every installed package and what it depends on, from the Lock
+  kubectl xpkg tree
+
+  # One package's dependencies, as a Graphviz graph
+  kubectl xpkg tree configuration-aws-network -o dot | dot -Tsvg > deps.svg`
+
+// TreeOptions holds the flags and state of `kubectl xpkg tree`.
+type TreeOptions struct {
+	Output  string
+	Cluster ClusterFlags
+	root    *Root
+}
+
+// NewCmdTree builds `kubectl xpkg tree`.
+func NewCmdTree(root *Root) *cobra.Command {
+	o := &TreeOptions{root: root}
+	cmd := &cobra.Command{
+		Use:     "tree [NAME]",
+		Short:   "Show the dependency tree of installed packages, with versions and health",
+		Example: treeExample,
+		GroupID: groupCluster,
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return o.Run(cmd.Context(), name)
+		},
+	}
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: dot, json or yaml (default: a tree).")
+	o.Cluster.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// Run reads the Lock and the packages and prints the tree.
+func (o *TreeOptions) Run(ctx context.Context, name string) error {
+	if err := printers.CheckFormat(o.Output, "dot", printers.FormatJSON, printers.FormatYAML); err != nil {
+		return err
+	}
+	c, err := o.Cluster.connect(o.root)
+	if err != nil {
+		return err
+	}
+	lock, err := c.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	pkgs, err := c.List(ctx, "", "")
+	if err != nil {
+		return err
+	}
+	roots, err := cluster.Tree(lock, pkgs, name)
+	if err != nil {
+		return err
+	}
+	out := o.root.IOStreams.Out
+	switch o.Output {
+	case "dot":
+		cluster.WriteDot(out, roots)
+	case "":
+		cluster.WriteTree(out, roots)
+	default:
+		return printers.PrintObject(out, o.Output, roots)
+	}
+	return nil
+}
