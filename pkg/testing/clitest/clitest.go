@@ -97,21 +97,48 @@ func (x *Test) Kubectl(args ...string) *Result {
 
 func (x *Test) exec(bin string, args []string) *Result {
 	x.t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = x.home
-	cmd.Env = x.environ()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	r := &Result{Args: args, Stdout: stdout.String(), Stderr: stderr.String()}
-	var exitErr *exec.ExitError
-	switch {
-	case errors.As(err, &exitErr):
-		r.ExitCode = exitErr.ExitCode()
-	case err != nil:
+	return x.start(bin, args).Wait()
+}
+
+// Running is a command started with Start.
+type Running struct {
+	t              testing.TB
+	cmd            *exec.Cmd
+	args           []string
+	stdout, stderr bytes.Buffer
+}
+
+// Start runs kubectl-xpkg with args in the background; Wait collects it.
+func (x *Test) Start(args ...string) *Running {
+	x.t.Helper()
+	return x.start(Binary(x.t), args)
+}
+
+func (x *Test) start(bin string, args []string) *Running {
+	x.t.Helper()
+	r := &Running{t: x.t, args: args, cmd: exec.Command(bin, args...)}
+	r.cmd.Dir = x.home
+	r.cmd.Env = x.environ()
+	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
+	if err := r.cmd.Start(); err != nil {
 		x.t.Fatalf("run %s %s: %v", bin, strings.Join(args, " "), err)
 	}
 	return r
+}
+
+// Wait waits for the command to end.
+func (r *Running) Wait() *Result {
+	r.t.Helper()
+	err := r.cmd.Wait()
+	res := &Result{Args: r.args, Stdout: r.stdout.String(), Stderr: r.stderr.String()}
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		res.ExitCode = exitErr.ExitCode()
+	case err != nil:
+		r.t.Fatalf("run %s: %v", strings.Join(r.args, " "), err)
+	}
+	return res
 }
 
 // environ is the parent's environment minus anything that could point the

@@ -29,7 +29,10 @@ func (m *Manager) reconcile(ctx context.Context, o any) {
 		if b.Delay > 0 {
 			time.Sleep(b.Delay)
 		}
-		_ = m.answer(ctx, u, image, b)
+		// Retry while the API server is away, as a controller would.
+		for ctx.Err() == nil && m.answer(ctx, u, image, b) != nil {
+			time.Sleep(500 * time.Millisecond)
+		}
 	}()
 }
 
