@@ -45,6 +45,8 @@ func NewCmdDescribe(root *Root) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: text).")
+	cmd.ValidArgsFunction = completePackages(root, false, true)
+	completeOutput(cmd, "json", "yaml")
 	o.Cluster.AddFlags(cmd.Flags())
 	return cmd
 }

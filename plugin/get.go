@@ -56,6 +56,8 @@ func NewCmdGet(root *Root) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: wide, json, yaml, name, jsonpath=..., go-template=...")
+	cmd.ValidArgsFunction = completePackages(root, true, false)
+	completeOutput(cmd, "wide", "json", "yaml", "name", "jsonpath=", "go-template=")
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l team=platform.")
 	o.Cluster.AddFlags(cmd.Flags())
 	return cmd

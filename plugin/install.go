@@ -70,6 +70,8 @@ dependencies until all are installed and healthy.`,
 		},
 	}
 	o.addFlags(cmd)
+	cmd.ValidArgsFunction = completeKinds
+	completeOutput(cmd, "yaml", "json", "name")
 	return cmd
 }
 

@@ -40,6 +40,8 @@ func NewCmdTree(root *Root) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: dot, json or yaml (default: a tree).")
+	cmd.ValidArgsFunction = completePackages(root, false, false)
+	completeOutput(cmd, "dot", "json", "yaml")
 	o.Cluster.AddFlags(cmd.Flags())
 	return cmd
 }

@@ -63,6 +63,7 @@ them first. On a terminal, uninstall asks before deleting unless --yes.`,
 	f.BoolVar(&o.WithDeps, "with-dependencies", false, "Also uninstall the dependencies that no other package needs.")
 	addWaitFlag(f, &o.Wait, "the packages and their revisions are gone")
 	o.Cluster.AddFlags(f)
+	cmd.ValidArgsFunction = completePackages(root, false, true)
 	return cmd
 }
 

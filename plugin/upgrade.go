@@ -69,6 +69,7 @@ waits to be activated: --activate does it.`,
 	f.StringVar(&o.XPNamespace, "crossplane-namespace", "crossplane-system", "Namespace of the package's pull secrets.")
 	o.Source.AddFlags(f)
 	o.Cluster.AddFlags(f)
+	cmd.ValidArgsFunction = completePackages(root, false, true)
 	return cmd
 }
 

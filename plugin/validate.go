@@ -71,6 +71,7 @@ could not be read.`,
 		},
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: a human report).")
+	completeOutput(cmd, "json", "yaml")
 	o.Source.AddFlags(cmd.Flags())
 	return cmd
 }

@@ -56,6 +56,7 @@ func NewCmdVersion(root *Root) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&o.ClientOnly, "client", false, "Print only the plugin's version; do not contact the cluster.")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml.")
+	completeOutput(cmd, "json", "yaml")
 	return cmd
 }
 

@@ -109,6 +109,14 @@ func TestInstallWaitGetDescribeUninstall(t *testing.T) {
 	contains(t, "describe", r.Stdout, "Current revision:   "+rev, "Revisions:", rev+"   1 ", "Active", "Conditions:", "ActivePackageRevision")
 	x.Run("install", ref, name).Succeeds(t) // identical: a no-op
 
+	// Shell completion (cobra's __complete, as the shells call it).
+	r = x.Run("__complete", "describe", "").Succeeds(t)
+	contains(t, "describe completion", "\n"+r.Stdout, "\n"+name+"\n", "\nprovider/"+name+"\n")
+	r = x.Run("__complete", "get", "prov").Succeeds(t)
+	if !strings.HasPrefix(r.Stdout, "provider\n") {
+		t.Errorf("get completion of kinds: %q", r.Stdout)
+	}
+
 	r = x.Run("uninstall", name, "--wait=60s").Succeeds(t)
 	contains(t, "uninstall", r.Stdout, "provider/"+name+" deleted")
 	if l.providerExists(t, name) || len(l.revisions(t, name)) > 0 {
