@@ -91,7 +91,12 @@ func writeDescription(w io.Writer, d *cluster.Description) {
 	if p.ResolvedPackage != "" && p.ResolvedPackage != p.Source {
 		fmt.Fprintf(w, "Resolved package:   %s\n", p.ResolvedPackage)
 	}
-	fmt.Fprintf(w, "Activation policy:  %s\n", orNone(p.ActivationPolicy))
+	if p.Namespace != "" {
+		fmt.Fprintf(w, "Namespace:          %s\n", p.Namespace)
+	}
+	if p.ActivationPolicy != "" {
+		fmt.Fprintf(w, "Activation policy:  %s\n", p.ActivationPolicy)
+	}
 	if p.RuntimeConfig != "" {
 		fmt.Fprintf(w, "Runtime config:     %s\n", p.RuntimeConfig)
 	}

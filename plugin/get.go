@@ -167,8 +167,13 @@ func (o *GetOptions) document(pkgs []*cluster.Package) error {
 	return fmt.Errorf("--output must be wide, json, yaml, name, jsonpath=... or go-template=..., not %q", o.Output)
 }
 
+// conditionStatus is the status of condition t; generations before
+// Crossplane v0.14 report a single Ready condition, which stands in for both.
 func conditionStatus(p *cluster.Package, t string) string {
 	if c := p.Condition(t); c != nil {
+		return c.Status
+	}
+	if c := p.Condition("Ready"); c != nil {
 		return c.Status
 	}
 	return "Unknown"

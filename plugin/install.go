@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg/legacy"
 )
 
 var installExample = `  # Install a provider; its kind is read from the package, its name is Crossplane's own
@@ -57,7 +58,7 @@ defaults the rest. With --wait, install watches the package, its revision and it
 dependencies until all are installed and healthy.`,
 		Example: installExample,
 		GroupID: groupCluster,
-		Args:    cobra.RangeArgs(1, 3),
+		Args:    cobra.RangeArgs(0, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.cmd = cmd
 			if err := o.Complete(args); err != nil {
@@ -102,17 +103,20 @@ func (o *InstallOptions) addFlags(cmd *cobra.Command) {
 
 // Complete reads the positional arguments and the flags the user set.
 func (o *InstallOptions) Complete(args []string) error {
-	if len(args) > 1 && isKindWord(args[0]) {
+	if len(args) > 0 && isKindWord(args[0]) && (len(args) > 1 || o.Spec.CRD != "") {
 		o.typedKind, args = args[0], args[1:]
 	}
-	switch len(args) {
-	case 1:
+	switch {
+	case len(args) == 0 && o.Spec.CRD != "":
+		o.Spec.Name = cluster.DNSLabel(strings.Split(o.Spec.CRD, "/")[0])
+	case len(args) == 1:
 		o.ref = args[0]
-	case 2:
+	case len(args) == 2:
 		o.ref, o.Spec.Name = args[0], args[1]
 	default:
-		return &exit.UsageError{Err: errors.New("install takes [KIND] PACKAGE [NAME]"), Hint: "See 'kubectl xpkg install --help' for usage."}
+		return &exit.UsageError{Err: errors.New("install takes [KIND] PACKAGE [NAME], or [KIND] --crd CRD [NAME] for Crossplane v0.x"), Hint: "See 'kubectl xpkg install --help' for usage."}
 	}
+	o.Spec.Typed = o.ref
 	f := o.cmd.Flags()
 	o.Spec.ActivationPolicy = changedString(f, "revision-activation-policy")
 	if o.Manual {
@@ -166,16 +170,21 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ref, err := source.ParseReference(o.ref, so.Registry)
-	if err != nil {
-		return err
-	}
-	o.Spec.Package = ref.Name()
-	if o.Spec.Name == "" {
-		o.Spec.Name = cluster.DefaultName(ref)
+	if o.ref != "" {
+		ref, err := source.ParseReference(o.ref, so.Registry)
+		if err != nil {
+			return err
+		}
+		o.Spec.Package = ref.Name()
+		if o.Spec.Name == "" {
+			o.Spec.Name = cluster.DefaultName(ref)
+		}
 	}
 	c, err := o.connect()
 	if err != nil {
+		return err
+	}
+	if o.Spec.Namespace, _, err = o.root.Clients().Namespace(); err != nil {
 		return err
 	}
 	if err := o.resolveKind(ctx, c, so, limits); err != nil {
@@ -191,10 +200,11 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	return o.create(ctx, c, u)
 }
 
-// connect talks to the cluster, except for a client dry run, which prints
-// the object of the newest generation without any API call.
+// connect talks to the cluster, except for a client dry run without
+// --api-group, which prints the newest generation's object without any API
+// call.
 func (o *InstallOptions) connect() (*cluster.Cluster, error) {
-	if o.DryRun == "client" {
+	if o.DryRun == "client" && o.Cluster.APIGroup == "" {
 		return cluster.NewCluster(nil, cluster.StaticDialect(), ""), nil
 	}
 	return o.Cluster.connect(o.root)
@@ -206,6 +216,10 @@ func (o *InstallOptions) resolveKind(ctx context.Context, c *cluster.Cluster, so
 		k, err := cluster.ResolveKind(c.Dialect(), o.typedKind)
 		o.Spec.Kind = k
 		return err
+	}
+	if o.ref == "" { // --crd alone: the cluster-wide request
+		o.Spec.Kind = c.Dialect().Kinds()[0]
+		return nil
 	}
 	if len(o.Spec.PullSecrets) > 0 && o.DryRun != "client" {
 		kc, err := c.PullSecretKeychain(ctx, o.XPNamespace, o.Spec.PullSecrets)
@@ -219,13 +233,34 @@ func (o *InstallOptions) resolveKind(ctx context.Context, c *cluster.Cluster, so
 		return fmt.Errorf("read %s to learn its kind (or name the kind: install provider|configuration|function PACKAGE): %w", o.Spec.Package, err)
 	}
 	defer p.Close()
-	meta, err := xpkg.ReadMeta(p.Stream(), limits)
+	kind, err := packageKind(p, limits)
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.Spec.Package, err)
 	}
-	k, err := cluster.ResolveKind(c.Dialect(), meta.Kind)
+	k, err := cluster.InstallKind(c.Dialect(), kind)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.Spec.Package, err)
+	}
 	o.Spec.Kind = k
-	return err
+	return nil
+}
+
+// packageKind is the meta object's kind, or for a legacy package the scope
+// its app.yaml asks for (Cluster or Namespaced).
+func packageKind(p *source.Package, limits xpkg.Limits) (string, error) {
+	if p.Format != source.FormatLegacy {
+		meta, err := xpkg.ReadMeta(p.Stream(), limits)
+		if err != nil {
+			return "", err
+		}
+		return meta.Kind, nil
+	}
+	res, err := legacy.Translate(p.Legacy(), legacy.Options{Image: p.Reference})
+	if err != nil {
+		return "", err
+	}
+	scope, _, _ := unstructured.NestedString(res.Package.Object, "spec", "permissionScope")
+	return "scope:" + scope, nil
 }
 
 func (o *InstallOptions) create(ctx context.Context, c *cluster.Cluster, u *unstructured.Unstructured) error {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -15,8 +16,10 @@ type InstallSpec struct {
 	Kind      string
 	Name      string
 	Namespace string
-	// Package is the fully qualified image reference.
+	// Package is the fully qualified image reference; Typed the reference
+	// as the user typed it (v0.x requests keep the registry apart).
 	Package string
+	Typed   string
 
 	ActivationPolicy            *string
 	HistoryLimit                *int64
@@ -51,10 +54,14 @@ type Dialect interface {
 	// Read turns a package object into the common model.
 	Read(u *unstructured.Unstructured) *Package
 	// RevisionKind is the kind of kind's revisions ("" if it has none);
-	// RevisionSelector selects the revisions of a package.
+	// RevisionList lists the revisions of a package, and IsRevisionOf
+	// tells one from a cache.
 	RevisionKind(kind string) string
-	RevisionSelector(p *Package) string
+	RevisionList(p *Package) metav1.ListOptions
+	IsRevisionOf(p *Package, rev *unstructured.Unstructured) bool
 	ReadRevision(u *unstructured.Unstructured) *Revision
+	// Readiness judges how far the package manager has got with a package.
+	Readiness(p *Package) Readiness
 	// SetPackage points a package object at another reference (upgrade).
 	SetPackage(u *unstructured.Unstructured, ref string) error
 	// LockResource is where the dependency Lock lives ("" if the
@@ -96,6 +103,8 @@ func NewDialect(apis []ServedAPI, group string) (Dialect, error) {
 	switch apis[i].Group {
 	case "pkg.crossplane.io", "pkg.ibm.crossplane.io":
 		return newPkgDialect(apis[i]), nil
+	case "packages.crossplane.io", "stacks.crossplane.io", "extensions.crossplane.io":
+		return newLegacyDialect(apis[i]), nil
 	}
 	return nil, fmt.Errorf("the cluster serves %s, whose package API this version of kubectl xpkg cannot drive yet", apis[i].Group)
 }
@@ -106,4 +115,26 @@ func servedGroups(apis []ServedAPI) string {
 		out = append(out, a.Group)
 	}
 	return strings.Join(out, ", ")
+}
+
+// InstallKind maps what a package says it is to the kind that installs it
+// in d: a meta kind (Provider, Configuration, Function) for pkg.crossplane.io;
+// for the v0.x generations a legacy package's permission scope
+// ("scope:Cluster" or "scope:Namespaced") picks the cluster-wide or the
+// namespaced request.
+func InstallKind(d Dialect, packageKind string) (string, error) {
+	scope, legacyPkg := strings.CutPrefix(packageKind, "scope:")
+	kinds := d.Kinds()
+	_, isLegacy := d.(*legacyDialect)
+	switch {
+	case isLegacy && !legacyPkg:
+		return "", fmt.Errorf("it is a %s package (package.yaml format), which %s cannot install: it needs Crossplane v0.14 or later", packageKind, d.API().Group)
+	case !isLegacy && legacyPkg:
+		return "", fmt.Errorf("it is a Crossplane v0.x package (.registry/ format), which %s cannot install", d.API().Group)
+	case isLegacy && scope == "Namespaced" && len(kinds) > 1:
+		return kinds[1], nil
+	case isLegacy:
+		return kinds[0], nil
+	}
+	return ResolveKind(d, packageKind)
 }

@@ -49,6 +49,8 @@ type ServedVersion struct {
 	Kinds   []string `json:"kinds"`
 	// Resources maps each kind to its resource (plural) name.
 	Resources map[string]string `json:"-"`
+	// Namespaced holds the kinds whose objects live in namespaces.
+	Namespaced map[string]bool `json:"-"`
 }
 
 // DiscoverPackageAPIs asks the cluster which package API groups, versions and
@@ -60,6 +62,7 @@ func DiscoverPackageAPIs(dc discovery.DiscoveryInterface) ([]ServedAPI, error) {
 	}
 	kinds := map[schema.GroupVersion][]string{}
 	plurals := map[schema.GroupVersion]map[string]string{}
+	namespaced := map[schema.GroupVersion]map[string]bool{}
 	for _, rl := range resources {
 		gv, perr := schema.ParseGroupVersion(rl.GroupVersion)
 		if perr != nil {
@@ -71,9 +74,10 @@ func DiscoverPackageAPIs(dc discovery.DiscoveryInterface) ([]ServedAPI, error) {
 			}
 			kinds[gv] = append(kinds[gv], r.Kind)
 			if plurals[gv] == nil {
-				plurals[gv] = map[string]string{}
+				plurals[gv], namespaced[gv] = map[string]string{}, map[string]bool{}
 			}
 			plurals[gv][r.Kind] = r.Name
+			namespaced[gv][r.Kind] = r.Namespaced
 		}
 	}
 	var out []ServedAPI
@@ -87,7 +91,7 @@ func DiscoverPackageAPIs(dc discovery.DiscoveryInterface) ([]ServedAPI, error) {
 				gv := schema.GroupVersion{Group: g.Name, Version: v.Version}
 				k := kinds[gv]
 				slices.Sort(k)
-				api.Versions = append(api.Versions, ServedVersion{Version: v.Version, Kinds: slices.Compact(k), Resources: plurals[gv]})
+				api.Versions = append(api.Versions, ServedVersion{Version: v.Version, Kinds: slices.Compact(k), Resources: plurals[gv], Namespaced: namespaced[gv]})
 			}
 			out = append(out, api)
 		}
@@ -108,6 +112,16 @@ func onlyOtherGroupsFailed(err error) bool {
 		}
 	}
 	return true
+}
+
+// IsNamespaced tells whether the group serves kind in namespaces.
+func (a ServedAPI) IsNamespaced(kind string) bool {
+	for _, v := range a.Versions {
+		if v.Namespaced[kind] {
+			return true
+		}
+	}
+	return false
 }
 
 // Resource finds the version and resource that serve kind, preferring the

@@ -160,7 +160,7 @@ func (c *Cluster) Revisions(ctx context.Context, p *Package) ([]*Revision, error
 	if err != nil {
 		return nil, err
 	}
-	l, err := rc.List(ctx, metav1.ListOptions{LabelSelector: c.dialect.RevisionSelector(p)})
+	l, err := rc.List(ctx, c.dialect.RevisionList(p))
 	if err != nil {
 		return nil, fmt.Errorf("list revisions of %s/%s: %w", strings.ToLower(p.Kind), p.Name, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -51,9 +52,17 @@ func (d *pkgDialect) Namespaced(string) bool { return false }
 
 func (d *pkgDialect) RevisionKind(kind string) string { return kind + "Revision" }
 
-func (d *pkgDialect) RevisionSelector(p *Package) string {
-	return d.api.Group + labelPackageSuffix + "=" + p.Name
+// RevisionList selects a package's revisions by the label the package
+// manager puts on them.
+func (d *pkgDialect) RevisionList(p *Package) metav1.ListOptions {
+	return metav1.ListOptions{LabelSelector: d.api.Group + labelPackageSuffix + "=" + p.Name}
 }
+
+func (d *pkgDialect) IsRevisionOf(p *Package, rev *unstructured.Unstructured) bool {
+	return rev.GetLabels()[d.api.Group+labelPackageSuffix] == p.Name
+}
+
+func (d *pkgDialect) Readiness(p *Package) Readiness { return PackageReadiness(p) }
 
 // Build sets only what the user asked for: the API server defaults the
 // rest, and some defaults differ from a zero value (revisionHistoryLimit: 0

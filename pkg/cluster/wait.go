@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 )
@@ -101,7 +102,13 @@ func (w *watcher) cached(kind, name string) *unstructured.Unstructured {
 	if err != nil {
 		return nil
 	}
-	obj, err := w.factory.ForResource(gvr).Lister().Get(name)
+	lister := w.factory.ForResource(gvr).Lister()
+	var obj runtime.Object
+	if w.c.dialect.Namespaced(kind) {
+		obj, err = lister.ByNamespace(w.c.namespace).Get(name)
+	} else {
+		obj, err = lister.Get(name)
+	}
 	if err != nil {
 		return nil
 	}

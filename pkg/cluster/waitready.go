@@ -36,7 +36,7 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name string, d time.Durat
 		}
 		p := c.dialect.Read(u)
 		c.reportRevisions(w, p, pr)
-		r := PackageReadiness(p)
+		r := c.dialect.Readiness(p)
 		if r.Terminal != nil {
 			return true, fmt.Errorf("%s failed: %s", what, describeCondition(r.Terminal))
 		}
@@ -61,12 +61,8 @@ func (c *Cluster) reportRevisions(w *watcher, p *Package, pr *progress) {
 	if rk == "" {
 		return
 	}
-	sel, err := labels.Parse(c.dialect.RevisionSelector(p))
-	if err != nil {
-		return
-	}
 	for _, u := range w.list(rk) {
-		if !sel.Matches(labels.Set(u.GetLabels())) {
+		if !c.dialect.IsRevisionOf(p, u) {
 			continue
 		}
 		r := c.dialect.ReadRevision(u)
@@ -101,7 +97,7 @@ func (c *Cluster) dependenciesPending(w *watcher, p *Package, pr *progress) []st
 			pending = append(pending, "dependency "+dep.Package+" not installed yet")
 			continue
 		}
-		r := PackageReadiness(dp)
+		r := c.dialect.Readiness(dp)
 		label := fmt.Sprintf("dependency %s/%s (%s)", strings.ToLower(dp.Kind), dp.Name, dp.Source)
 		if r.Ready {
 			pr.say("%s: Installed, Healthy", label)
@@ -144,9 +140,8 @@ func (c *Cluster) WaitDeleted(ctx context.Context, p *Package, d time.Duration, 
 			pr.say("%s: deleted", what)
 		}
 		if rk := c.dialect.RevisionKind(p.Kind); rk != "" {
-			sel, _ := labels.Parse(c.dialect.RevisionSelector(p))
 			for _, u := range w.list(rk) {
-				if sel.Matches(labels.Set(u.GetLabels())) {
+				if c.dialect.IsRevisionOf(p, u) {
 					pending = append(pending, "revision "+u.GetName()+" still exists")
 				}
 			}
@@ -173,14 +168,10 @@ func (c *Cluster) WaitRevision(ctx context.Context, p *Package, image string, d 
 		return nil, err
 	}
 	rk := c.dialect.RevisionKind(p.Kind)
-	sel, err := labels.Parse(c.dialect.RevisionSelector(p))
-	if err != nil {
-		return nil, err
-	}
 	var found *Revision
 	err = w.run(ctx, func() (bool, error) {
 		for _, u := range w.list(rk) {
-			if r := c.dialect.ReadRevision(u); sel.Matches(labels.Set(u.GetLabels())) && r.Image == image {
+			if r := c.dialect.ReadRevision(u); c.dialect.IsRevisionOf(p, u) && r.Image == image {
 				found = r
 				return true, nil
 			}

@@ -77,9 +77,14 @@ func ReadCRDs(dir string) ([]*unstructured.Unstructured, error) {
 			if o.GetKind() != "CustomResourceDefinition" {
 				continue
 			}
-			if o.GetAPIVersion() != "apiextensions.k8s.io/v1" {
-				return nil, fmt.Errorf("%s: CRD %s is %s; this API server serves only apiextensions.k8s.io/v1",
-					f, o.GetName(), o.GetAPIVersion())
+			switch o.GetAPIVersion() {
+			case "apiextensions.k8s.io/v1":
+			case "apiextensions.k8s.io/v1beta1":
+				if o, err = crdToV1(o); err != nil {
+					return nil, fmt.Errorf("%s: %w", f, err)
+				}
+			default:
+				return nil, fmt.Errorf("%s: CRD %s is %s, which no API server serves", f, o.GetName(), o.GetAPIVersion())
 			}
 			crds = append(crds, o)
 		}
