@@ -11,7 +11,7 @@ GOTESTFLAGS ?=
 
 export CGO_ENABLED ?= 0
 
-.PHONY: help build install test fuzz bench-extract lint fmt dev-env dev-env-down k8s-bins clean distclean
+.PHONY: help build install test fuzz bench-extract lint fmt dev-env dev-env-down k8s-bins e2e-bins clean distclean
 
 help: ## Show this help.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -22,10 +22,13 @@ build: ## Build bin/kubectl-xpkg, version-stamped.
 install: ## Install kubectl-xpkg into $(go env GOBIN) (or GOPATH/bin), where kubectl finds plugins on PATH.
 	go install -trimpath -ldflags "$(LDFLAGS)" ./cmd/kubectl-xpkg
 
-k8s-bins: ## Build (or reuse cached) kube-apiserver, etcd and kubectl for the local cluster.
+k8s-bins: ## Build (or reuse cached) kube-apiserver, etcd, kubectl and kube-controller-manager for the local cluster.
 	hack/build-k8s.sh >/dev/null
 
-test: build k8s-bins ## Run every test: unit, and integration against a local cluster and registry it starts.
+e2e-bins: ## Build (or reuse cached) the real Crossplane binary the end-to-end tests run.
+	hack/build-crossplane.sh >/dev/null
+
+test: build k8s-bins e2e-bins ## Run every test: unit, integration and end-to-end against local clusters and a registry it starts.
 	GOTESTFLAGS="$(GOTESTFLAGS)" hack/test.sh $(BIN)
 
 fuzz: ## Run every fuzz target for FUZZTIME each (default 10s); make test does too.
@@ -49,7 +52,8 @@ dev-env-down: ## Stop the environment dev-env started.
 
 clean: dev-env-down ## Stop the dev environment and remove build outputs.
 	go run ./hack/devenv down -dir _output/testenv
+	go run ./hack/devenv down -dir _output/testenv-crossplane
 	rm -rf bin dist _output
 
-distclean: clean ## Also remove the cached kube-apiserver, etcd and kubectl.
+distclean: clean ## Also remove the cached kube-apiserver, etcd, kubectl, kube-controller-manager and crossplane.
 	rm -rf hack/bin

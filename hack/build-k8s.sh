@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, etcd and kubectl for the local test cluster from the
-# Go module proxy (hack/k8s is a scratch module outside the plugin's go.mod) and
-# caches them by version under hack/bin/, so a warm machine skips the build.
+# Builds kube-apiserver, etcd, kubectl and kube-controller-manager for the
+# local test cluster from the Go module proxy (hack/k8s is a scratch module
+# outside the plugin's go.mod) and caches them by version under hack/bin/, so
+# a warm machine skips the build; only missing binaries are built.
 #
 #   hack/build-k8s.sh            build what is missing, print the bin directory
 #   K8S_VERSION, ETCD_VERSION    must match hack/k8s/go.mod (checked below)
@@ -17,7 +18,14 @@ grep -q "k8s.io/kubernetes $K8S_VERSION" "$here/k8s/go.mod" ||
 grep -q "go.etcd.io/etcd/server/v3 $ETCD_VERSION" "$here/k8s/go.mod" ||
   { echo "build-k8s: hack/k8s/go.mod does not pin etcd $ETCD_VERSION" >&2; exit 1; }
 
-if [ -x "$bindir/kube-apiserver" ] && [ -x "$bindir/etcd" ] && [ -x "$bindir/kubectl" ]; then
+k8s_cmds=()
+missing=()
+for b in kube-apiserver kubectl kube-controller-manager etcd; do
+  [ -x "$bindir/$b" ] && continue
+  missing+=("$b")
+  [ "$b" = etcd ] || k8s_cmds+=("k8s.io/kubernetes/cmd/$b")
+done
+if [ ${#missing[@]} -eq 0 ]; then
   echo "$bindir"
   exit 0
 fi
@@ -35,16 +43,23 @@ tmp="$bindir.tmp.$$"
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
-echo "build-k8s: building kube-apiserver, kubectl and etcd ($K8S_VERSION, etcd $ETCD_VERSION); cold this takes ~10 minutes" >&2
+echo "build-k8s: building ${missing[*]} ($K8S_VERSION, etcd $ETCD_VERSION); cold this takes ~15 minutes" >&2
 (
   cd "$here/k8s"
   export CGO_ENABLED=0 GOFLAGS=-mod=mod
-  go build -trimpath -ldflags "$ldflags" -o "$tmp/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl
-  go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3
+  if [ ${#k8s_cmds[@]} -gt 0 ]; then
+    go build -trimpath -ldflags "$ldflags" -o "$tmp/" "${k8s_cmds[@]}"
+  fi
+  if [ ! -x "$bindir/etcd" ]; then
+    go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3
+  fi
 )
-rm -rf "$bindir"
-mv "$tmp" "$bindir"
+# One rename per binary: a running environment never sees a half-filled dir.
+mkdir -p "$bindir"
+for b in "${missing[@]}"; do
+  mv "$tmp/$b" "$bindir/$b"
+done
+rm -rf "$tmp"
 trap - EXIT
 echo "build-k8s: built in $(( $(date +%s) - start ))s" >&2
 echo "$bindir"

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test of the repository against a real local environment:
 # starts kube-apiserver + etcd (with Crossplane's CRDs) and a docker-registry
-# with htpasswd auth on loopback, runs `go test ./...` with $XPKG_TESTENV
-# pointing at it, and stops it again, whatever the outcome.
+# with htpasswd auth on loopback, runs `go test` with $XPKG_TESTENV pointing
+# at it, and stops it again, whatever the outcome.
+#
+# Packages whose tests run the real Crossplane package manager (they import
+# pkg/testing/crossplane) get an environment of their own, after the others
+# and one package at a time: Crossplane reconciles every package in its
+# cluster, and would fight tests that create packages and fake their status.
 #
 #   hack/test.sh BINARY     BINARY is the built kubectl-xpkg the black-box tests run
 set -euo pipefail
@@ -10,31 +15,51 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 binary=$(realpath "${1:?usage: hack/test.sh path/to/kubectl-xpkg}")
-dir=_output/testenv
 bindir=$(hack/build-k8s.sh)
+# The package manager's tests find the crossplane binary here.
+XPKG_CROSSPLANE_BIN=$(hack/build-crossplane.sh)
+export XPKG_CROSSPLANE_BIN
 
 go build -o _output/bin/devenv ./hack/devenv
 devenv=_output/bin/devenv
-"$devenv" down -dir "$dir" >/dev/null
-trap '"$devenv" down -dir "$dir" >/dev/null' EXIT
-"$devenv" up -dir "$dir" -bin "$bindir" >/dev/null
+dirs=(_output/testenv _output/testenv-crossplane)
+down() { for d in "${dirs[@]}"; do "$devenv" down -dir "$d" >/dev/null 2>&1 || true; done; }
+down
+trap down EXIT
 
-# Only the state file is exported: tests pick credentials from it explicitly,
-# so nothing else of the environment leaks into what the tests observe.
-export XPKG_TESTENV="$root/$dir/env.json"
+harness=github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/crossplane
+list='{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}'
+mapfile -t with_crossplane < <(go list -f "$list" ./... |
+  awk -v h="$harness" '{ for (i = 1; i <= NF; i++) if ($i == h) { print $1; next } }')
+mapfile -t others < <(go list ./... | grep -vxF -f <(printf '%s\n' "${with_crossplane[@]}"))
+[ ${#others[@]} -gt 0 ] || { echo "test: go list found no packages" >&2; exit 1; }
+
 export XPKG_BINARY="$binary"
 log=_output/test.log
+: >"$log"
 status=0
-# shellcheck disable=SC2086 # GOTESTFLAGS is a list of flags
-go test -count=1 -v ${GOTESTFLAGS:-} ./... 2>&1 | tee "$log" || status=$?
+
+# phase DIR GO_TEST_ARGS...: a fresh environment in DIR for one go test run.
+phase() {
+  local dir=$1; shift
+  "$devenv" up -dir "$dir" -bin "$bindir" >/dev/null
+  # Only the state file is exported: tests pick credentials from it
+  # explicitly, so nothing else of the environment leaks into what they see.
+  # shellcheck disable=SC2086 # GOTESTFLAGS is a list of flags
+  XPKG_TESTENV="$root/$dir/env.json" go test -count=1 -v ${GOTESTFLAGS:-} "$@" 2>&1 | tee -a "$log" || status=$?
+  "$devenv" down -dir "$dir" >/dev/null 2>&1 || true
+}
+phase "${dirs[0]}" "${others[@]}"
+if [ ${#with_crossplane[@]} -gt 0 ]; then
+  phase "${dirs[1]}" -p 1 "${with_crossplane[@]}"
+fi
 
 # Every parser's fuzz target, for a bounded time each (FUZZTIME).
 if [ "$status" -eq 0 ]; then
   hack/fuzz.sh || status=$?
 fi
 
-# Stop the environment now, so that the summary below is the last line.
-"$devenv" down -dir "$dir" >/dev/null 2>&1 || true
+# The environments are down already, so the summary below is the last line.
 trap - EXIT
 
 passed=$(grep -cE '^\s*--- PASS' "$log" || true)

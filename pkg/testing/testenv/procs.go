@@ -40,6 +40,11 @@ type process struct {
 // PID later; any other is killed by the kernel if the test binary that
 // started it dies without stopping it. Output goes to <dir>/<name>.log.
 func startProcess(dir, name, bin string, args []string, detached bool) (*process, error) {
+	return startProcessEnv(dir, name, bin, args, nil, detached)
+}
+
+// startProcessEnv is startProcess with the child's environment (nil: ours).
+func startProcessEnv(dir, name, bin string, args, env []string, detached bool) (*process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -47,6 +52,7 @@ func startProcess(dir, name, bin string, args []string, detached bool) (*process
 	}
 	defer logFile.Close()
 	cmd := exec.Command(bin, args...)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if !detached {

@@ -18,6 +18,9 @@ var harness struct {
 	err  error
 	once sync.Once
 	stop func()
+	// atExit runs, newest first, after the tests and before stop.
+	atExit []func()
+	mu     sync.Mutex // guards atExit
 }
 
 var errShort = errors.New("-short: integration tests skipped")
@@ -35,6 +38,9 @@ func runMain(m *testing.M) int {
 	flag.Parse()
 	harness.main = true
 	code := m.Run()
+	for i := len(harness.atExit) - 1; i >= 0; i-- {
+		harness.atExit[i]()
+	}
 	if harness.stop != nil {
 		harness.stop()
 	}
@@ -93,6 +99,20 @@ func Get(t testing.TB) *Env {
 			"Run `make test`, or `make dev-env` and export the %s it prints.", harness.err, EnvVar)
 	}
 	return nil
+}
+
+// AtExit registers f to run once the tests of the binary are done, before
+// the environment stops: for harnesses that start something once per test
+// binary on top of the environment (see Get). Functions run newest first.
+// It must be called from a test, in a package whose TestMain calls Main.
+func AtExit(t testing.TB, f func()) {
+	t.Helper()
+	if !harness.main {
+		t.Fatal("testenv.AtExit called in a package whose TestMain does not call testenv.Main")
+	}
+	harness.mu.Lock()
+	defer harness.mu.Unlock()
+	harness.atExit = append(harness.atExit, f)
 }
 
 // RequireRegistry returns the environment's registry or fails the test.

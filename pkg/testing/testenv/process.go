@@ -1,0 +1,63 @@
+package testenv
+
+import (
+	"context"
+	"time"
+)
+
+// The exported process helpers let other harnesses that run servers against
+// an environment (the real Crossplane, kube-controller-manager) follow the
+// same lifetime rules as the environment's own servers.
+
+// Command describes a server for StartProcess.
+type Command struct {
+	// Name names the log file (<Dir>/<Name>.log) and the server in errors.
+	Name string
+	Dir  string
+	Bin  string
+	Args []string
+	// Env is the server's whole environment; nil inherits ours.
+	Env []string
+	// Detached servers outlive the process that started them; others are
+	// killed by the kernel when it dies.
+	Detached bool
+}
+
+// Process is a server started by StartProcess.
+type Process struct {
+	p   *process
+	bin string
+}
+
+// StartProcess runs a server, its output going to <Dir>/<Name>.log.
+func StartProcess(c Command) (*Process, error) {
+	p, err := startProcessEnv(c.Dir, c.Name, c.Bin, c.Args, c.Env, c.Detached)
+	if err != nil {
+		return nil, err
+	}
+	return &Process{p: p, bin: c.Bin}, nil
+}
+
+// PID is the server's process ID.
+func (p *Process) PID() int { return p.p.pid }
+
+// Log is the path of the server's log file.
+func (p *Process) Log() string { return p.p.log }
+
+// Done is closed when the server exits.
+func (p *Process) Done() <-chan struct{} { return p.p.done }
+
+// WaitReady polls ready until it reports true, the server exits, or timeout
+// passes; failures quote the end of the server's log.
+func (p *Process) WaitReady(ctx context.Context, timeout time.Duration, ready func(context.Context) bool) error {
+	return p.p.waitReady(ctx, timeout, ready)
+}
+
+// Stop ends the server, first with SIGTERM, then SIGKILL.
+func (p *Process) Stop() error { return stopPID(p.p.pid, p.bin) }
+
+// FreePort returns a loopback port that was free a moment ago.
+func FreePort() (int, error) { return freePort() }
+
+// Tail returns the last n lines of a log file, for error messages.
+func Tail(path string, n int) string { return tail(path, n) }
