@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -73,14 +74,46 @@ func (o *UninstallOptions) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	targets, err := o.plan(ctx, c, args)
+	named, err := o.plan(ctx, c, args)
 	if err != nil {
 		return err
 	}
-	if !o.confirm(targets) {
+	var deps []*cluster.Package
+	if o.WithDeps {
+		lock, err := c.Lock(ctx)
+		if err != nil {
+			return err
+		}
+		if deps, err = o.dependencies(ctx, c, lock, named); err != nil {
+			return err
+		}
+	}
+	if !o.confirm(append(slices.Clone(named), deps...)) {
 		return errors.New("uninstall cancelled")
 	}
-	for _, p := range targets {
+	if err := o.delete(ctx, c, named); err != nil {
+		return err
+	}
+	if len(deps) > 0 && !o.DryRun {
+		// The package manager re-installs a dependency that a package it
+		// still knows needs: remove the dependencies only once their
+		// dependents, and their Lock entries, are gone.
+		fmt.Fprintln(o.root.IOStreams.ErrOut, "Waiting for the packages to go before removing their dependencies")
+		if err := o.wait(ctx, c, named, max(o.Wait.d, DefaultWait)); err != nil {
+			return err
+		}
+	}
+	if err := o.delete(ctx, c, deps); err != nil {
+		return err
+	}
+	if o.Wait.d == 0 || o.DryRun {
+		return nil
+	}
+	return o.wait(ctx, c, append(named, deps...), o.Wait.d)
+}
+
+func (o *UninstallOptions) delete(ctx context.Context, c *cluster.Cluster, pkgs []*cluster.Package) error {
+	for _, p := range pkgs {
 		if err := c.Delete(ctx, p, o.DryRun); err != nil {
 			return fmt.Errorf("uninstall %s/%s: %w", strings.ToLower(p.Kind), p.Name, err)
 		}
@@ -90,19 +123,19 @@ func (o *UninstallOptions) Run(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(o.root.IOStreams.Out, "%s/%s %s\n", strings.ToLower(p.Kind), p.Name, suffix)
 	}
-	if o.Wait.d == 0 || o.DryRun {
-		return nil
-	}
-	for _, p := range targets {
-		if err := c.WaitDeleted(ctx, p, o.Wait.d, o.root.IOStreams.ErrOut); err != nil {
+	return nil
+}
+
+func (o *UninstallOptions) wait(ctx context.Context, c *cluster.Cluster, pkgs []*cluster.Package, d time.Duration) error {
+	for _, p := range pkgs {
+		if err := c.WaitDeleted(ctx, p, d, o.root.IOStreams.ErrOut); err != nil {
 			return waitError(err)
 		}
 	}
 	return nil
 }
 
-// plan resolves the arguments, refuses to break dependents, and adds the
-// dependencies nothing else needs when asked to.
+// plan resolves the arguments and refuses to break dependents.
 func (o *UninstallOptions) plan(ctx context.Context, c *cluster.Cluster, args []string) ([]*cluster.Package, error) {
 	var targets []*cluster.Package
 	for _, a := range args {
@@ -123,10 +156,7 @@ func (o *UninstallOptions) plan(ctx context.Context, c *cluster.Cluster, args []
 	if err := o.checkDependents(lock, targets); err != nil {
 		return nil, err
 	}
-	if !o.WithDeps {
-		return targets, nil
-	}
-	return o.addDependencies(ctx, c, lock, targets)
+	return targets, nil
 }
 
 func (o *UninstallOptions) checkDependents(lock []cluster.LockPackage, targets []*cluster.Package) error {
@@ -153,22 +183,24 @@ func (o *UninstallOptions) checkDependents(lock []cluster.LockPackage, targets [
 	return nil
 }
 
-func (o *UninstallOptions) addDependencies(ctx context.Context, c *cluster.Cluster, lock []cluster.LockPackage, targets []*cluster.Package) ([]*cluster.Package, error) {
+// dependencies are those of targets that nothing else needs.
+func (o *UninstallOptions) dependencies(ctx context.Context, c *cluster.Cluster, lock []cluster.LockPackage, targets []*cluster.Package) ([]*cluster.Package, error) {
 	all, err := c.List(ctx, "", "")
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range slices.Clone(targets) {
+	var deps []*cluster.Package
+	for _, t := range targets {
 		for _, repo := range cluster.ExclusiveDependencies(lock, cluster.RefRepository(t.Source)) {
 			i := slices.IndexFunc(all, func(p *cluster.Package) bool { return cluster.RefRepository(p.Source) == repo })
-			if i < 0 || slices.Contains(targets, all[i]) {
+			if i < 0 || slices.ContainsFunc(append(slices.Clone(targets), deps...), func(p *cluster.Package) bool { return p.Name == all[i].Name && p.Kind == all[i].Kind }) {
 				continue
 			}
 			fmt.Fprintf(o.root.IOStreams.ErrOut, "%s/%s (%s) is needed by nothing else: uninstalling it too\n", strings.ToLower(all[i].Kind), all[i].Name, repo)
-			targets = append(targets, all[i])
+			deps = append(deps, all[i])
 		}
 	}
-	return targets, nil
+	return deps, nil
 }
 
 // confirm asks on a terminal, unless --yes or --dry-run.

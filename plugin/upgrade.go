@@ -24,7 +24,10 @@ var upgradeExample = `  # Upgrade to the newest stable version above the current
   kubectl xpkg upgrade provider-nop sha256:66fa8fa653e9ea674be5a1c61d83e51bcd794c8b897286a7e9487ea4e0211f17
 
   # A package with Manual activation: upgrade and activate the new revision
-  kubectl xpkg upgrade configuration-aws-network v0.24.0 --activate --wait`
+  kubectl xpkg upgrade configuration-aws-network v0.24.0 --activate --wait
+
+  # Activate the first revision of a package installed with --manual-activation
+  kubectl xpkg upgrade configuration-aws-network --activate --wait`
 
 // UpgradeOptions holds the flags and state of `kubectl xpkg upgrade`.
 type UpgradeOptions struct {
@@ -49,7 +52,8 @@ package manager then creates and activates a new revision. VERSION is a tag, a d
 or a semver constraint (the newest matching tag); without it, the newest stable tag
 above the current version. Tags are listed from the registry and ordered by semantic
 version; pre-releases count only with --pre. With Manual activation the new revision
-waits to be activated: --activate does it.`,
+waits to be activated: --activate does it; --activate without VERSION activates the
+revision of the package's current version (after install --manual-activation).`,
 		Example: upgradeExample,
 		GroupID: groupCluster,
 		Args:    cobra.RangeArgs(1, 2),
@@ -87,11 +91,15 @@ func (o *UpgradeOptions) Run(ctx context.Context, arg, version string) error {
 	if err != nil {
 		return err
 	}
+	what := strings.ToLower(p.Kind) + "/" + p.Name
+	if o.Activate && version == "" {
+		// Nothing to change: activate the revision the package has.
+		return o.after(ctx, c, p)
+	}
 	target, err := o.resolve(ctx, c, p, version)
 	if err != nil {
 		return err
 	}
-	what := strings.ToLower(p.Kind) + "/" + p.Name
 	if target == p.Source {
 		fmt.Fprintf(o.root.IOStreams.ErrOut, "%s is already at %s: nothing to do\n", what, p.Version)
 		return nil

@@ -76,7 +76,7 @@ func TestUpgradeManualActivation(t *testing.T) {
 	x.Run("install", old, name, "--manual-activation").Succeeds(t)
 	r := x.Run("upgrade", "function/"+name, "v0.10.8").Succeeds(t)
 	contains(t, "manual", r.Stderr, "activates revisions manually: its new revision will wait to be activated")
-	r = x.Run("upgrade", name, "v0.9.0", "--activate").Succeeds(t)
+	r = x.Run("upgrade", name, "v0.9.0", "--activate").Succeeds(t) // back to the first, inactive since
 	oldRev := pkgmanager.RevisionName(name, old)
 	contains(t, "activate", r.Stdout, "revision "+oldRev+" activated")
 	if s := l.desiredStates(t, "functionrevisions", name); s[oldRev] != "Active" {

@@ -146,6 +146,17 @@ func (c *Cluster) WaitDeleted(ctx context.Context, p *Package, d time.Duration, 
 				}
 			}
 		}
+		if gvr, name, ok := c.dialect.LockResource(); ok {
+			if lu, err := w.factory.ForResource(gvr).Lister().Get(name); err == nil {
+				if u, ok := lu.(*unstructured.Unstructured); ok {
+					for _, lp := range c.dialect.ReadLock(u) {
+						if sameRepo(lp.Source, p.Source) {
+							pending = append(pending, "the Lock still lists "+lp.Name)
+						}
+					}
+				}
+			}
+		}
 		return len(pending) == 0, nil
 	})
 	return timeout(err, "deletion of "+what, d, pending)
