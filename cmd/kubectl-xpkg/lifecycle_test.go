@@ -108,6 +108,10 @@ func TestInstallWaitGetDescribeUninstall(t *testing.T) {
 	r = x.Run("describe", "provider/"+name).Succeeds(t)
 	contains(t, "describe", r.Stdout, "Current revision:   "+rev, "Revisions:", rev+"   1 ", "Active", "Conditions:", "ActivePackageRevision")
 	x.Run("install", ref, name).Succeeds(t) // identical: a no-op
+	r = x.Run("install", "provider", strings.Replace(ref, ":v0.4.0", ":v0.2.1", 1), name).Fails(t, 1)
+	contains(t, "another version", r.Stderr, "is already installed from "+ref+": use 'kubectl xpkg upgrade "+name+"'")
+	r = x.Run("get", "-l", "team=none").Succeeds(t)
+	contains(t, "get -l", r.Stderr, "No packages found.")
 
 	// Shell completion (cobra's __complete, as the shells call it).
 	r = x.Run("__complete", "describe", "").Succeeds(t)
@@ -178,6 +182,10 @@ func TestUninstallProtectsDependencies(t *testing.T) {
 	if r.Stdout != want {
 		t.Errorf("tree:\n%s\nwant:\n%s", r.Stdout, want)
 	}
+
+	// A custom name for a package others depend on draws a warning.
+	r = x.Run("install", "provider", provRef, "custom-nop", "--dry-run=server")
+	contains(t, "custom name", r.Stderr, "Warning: "+pkgmanager.RevisionName("dep-network", cfgRef)+" depends on "+provRepo)
 
 	r = x.Run("uninstall", "dep-nop").Fails(t, 1)
 	contains(t, "stderr", r.Stderr, "error: provider/dep-nop is a dependency of "+cfgRef[:strings.LastIndex(cfgRef, ":")]+" v0.23.0: uninstall those first, or pass --force")

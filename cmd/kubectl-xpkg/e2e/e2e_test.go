@@ -107,8 +107,11 @@ func TestOperatorJourney(t *testing.T) {
 	c.healthy("configurations", cfg)
 	c.healthy("providers", nop)
 	c.healthy("functions", pt)
+	transcript := "$ kubectl xpkg install " + e2e + "configuration-aws-network:v0.23.0 --wait=5m\n" + r.Stderr + r.Stdout
 
 	// Inspect.
+	r = x.Run("describe", cfg).Succeeds(t)
+	t.Logf("transcript:\n%s$ kubectl xpkg describe %s\n%s", transcript, cfg, r.Stdout)
 	r = x.Run("get").Succeeds(t)
 	contains(t, "get", r.Stdout, cfg, nop, pt, "v0.23.0")
 	r = x.Run("describe", "configuration/"+cfg).Succeeds(t)
