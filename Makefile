@@ -11,7 +11,7 @@ GOTESTFLAGS ?=
 
 export CGO_ENABLED ?= 0
 
-.PHONY: help build install test fuzz bench-extract lint fmt dev-env dev-env-down k8s-bins e2e-bins clean distclean
+.PHONY: help build install test e2e fuzz bench-extract lint fmt dev-env dev-env-down k8s-bins e2e-bins clean distclean
 
 help: ## Show this help.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -30,6 +30,9 @@ e2e-bins: ## Build (or reuse cached) the real Crossplane binary the end-to-end t
 
 test: build k8s-bins e2e-bins ## Run every test: unit, integration and end-to-end against local clusters and a registry it starts.
 	GOTESTFLAGS="$(GOTESTFLAGS)" hack/test.sh $(BIN)
+
+e2e: build k8s-bins e2e-bins ## Run only the end-to-end tests against the real Crossplane package manager (make test runs them too).
+	E2E_ONLY=1 GOTESTFLAGS="$(GOTESTFLAGS)" hack/test.sh $(BIN)
 
 fuzz: ## Run every fuzz target for FUZZTIME each (default 10s); make test does too.
 	hack/fuzz.sh

@@ -71,7 +71,7 @@ func (c *Crossplane) startCore(ctx context.Context, o Options) error {
 	c.procs = append(c.procs, p)
 	httpc := loopbackClient(nil)
 	return p.WaitReady(ctx, time.Minute, func(ctx context.Context) bool {
-		return httpOK(ctx, httpc, "http://127.0.0.1:"+health+"/readyz")
+		return testenv.HTTPOK(ctx, httpc, "http://127.0.0.1:"+health+"/readyz")
 	})
 }
 
@@ -104,7 +104,7 @@ func (c *Crossplane) startControllerManager(ctx context.Context, o Options) erro
 	// Its serving certificate is self-signed, made at start.
 	httpc := loopbackClient(&tls.Config{InsecureSkipVerify: true}) //nolint:gosec // loopback health probe
 	return p.WaitReady(ctx, time.Minute, func(ctx context.Context) bool {
-		return httpOK(ctx, httpc, "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz")
+		return testenv.HTTPOK(ctx, httpc, "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz")
 	})
 }
 
@@ -112,17 +112,4 @@ func (c *Crossplane) startControllerManager(ctx context.Context, o Options) erro
 // proxy of the machine's environment.
 func loopbackClient(tlsConfig *tls.Config) *http.Client {
 	return &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
-}
-
-func httpOK(ctx context.Context, c *http.Client, url string) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return false
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
 }

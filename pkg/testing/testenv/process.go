@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"net/http"
 	"time"
 )
 
@@ -61,3 +62,6 @@ func FreePort() (int, error) { return freePort() }
 
 // Tail returns the last n lines of a log file, for error messages.
 func Tail(path string, n int) string { return tail(path, n) }
+
+// HTTPOK reports whether GET url answers 200 OK: a readiness probe.
+func HTTPOK(ctx context.Context, c *http.Client, url string) bool { return httpOK(ctx, c, url) }
