@@ -1,0 +1,129 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
+)
+
+var versionsExample = `  # The versions of a package, newest first, the installed one marked
+  kubectl xpkg versions crossplane-contrib/provider-nop
+
+  # Only those a dependency constraint admits, pre-releases included
+  kubectl xpkg versions xpkg.crossplane.io/crossplane-contrib/provider-helm --constraint '>=0.19 <1' --pre`
+
+// VersionsOptions holds the flags and state of `kubectl xpkg versions`.
+type VersionsOptions struct {
+	Pre        bool
+	Constraint string
+	Output     string
+	Source     SourceFlags
+	Cluster    ClusterFlags
+	root       *Root
+}
+
+// VersionsReport is one tag of versions -o json|yaml.
+type VersionsReport struct {
+	Tag       string   `json:"tag"`
+	Semver    bool     `json:"semver"`
+	Installed []string `json:"installedAs,omitempty"`
+}
+
+// NewCmdVersions builds `kubectl xpkg versions`.
+func NewCmdVersions(root *Root) *cobra.Command {
+	o := &VersionsOptions{root: root}
+	cmd := &cobra.Command{
+		Use:   "versions REPOSITORY",
+		Short: "List a package repository's versions, newest first, marking the installed one",
+		Long: `Versions lists the tags of a package repository ordered by semantic version, newest
+first, with tags that are no semantic version last. Pre-releases show only with --pre;
+--constraint keeps the versions a semver range admits (and then drops the tags that are
+no version). When a cluster is reachable, the version each installed package of the
+repository runs is marked.`,
+		Example: versionsExample,
+		GroupID: groupLocal,
+		Args:    exactArgs(1, "REPOSITORY"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := printers.CheckFormat(o.Output); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context(), args[0])
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.Pre, "pre", false, "Include pre-release versions.")
+	f.StringVar(&o.Constraint, "constraint", "", "Only the versions this semver range admits, e.g. '>=0.9 <1'.")
+	f.StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: a table).")
+	completeOutput(cmd, "json", "yaml")
+	o.Source.AddFlags(f)
+	o.Cluster.AddFlags(f)
+	return cmd
+}
+
+// Run lists, orders, filters and marks the tags.
+func (o *VersionsOptions) Run(ctx context.Context, repo string) error {
+	so, _, err := o.Source.Options()
+	if err != nil {
+		return err
+	}
+	names, err := source.ListTags(ctx, repo, so)
+	if err != nil {
+		return err
+	}
+	tags := versions.Sort(names)
+	if o.Constraint != "" || !o.Pre {
+		kept, err := versions.Filter(tags, o.Constraint, o.Pre)
+		if err != nil {
+			return err
+		}
+		if o.Constraint == "" { // without a range, tags that are no version stay
+			kept = append(kept, slices.DeleteFunc(slices.Clone(tags), func(t versions.Tag) bool { return t.Version != nil })...)
+		}
+		tags = kept
+	}
+	report := o.mark(ctx, repo, so, tags)
+	if o.Output != "" {
+		return printers.PrintObject(o.root.IOStreams.Out, o.Output, report)
+	}
+	if len(report) == 0 {
+		fmt.Fprintln(o.root.IOStreams.ErrOut, "No versions found.")
+		return nil
+	}
+	t := printers.NewTable("VERSION", "INSTALLED")
+	for _, r := range report {
+		t.Row(r.Tag, orEmpty(r.Installed))
+	}
+	return t.Render(o.root.IOStreams.Out)
+}
+
+// mark notes which installed packages run each tag; a cluster that cannot
+// be reached is no error here.
+func (o *VersionsOptions) mark(ctx context.Context, repo string, so source.Options, tags []versions.Tag) []VersionsReport {
+	installed := map[string][]string{}
+	if full, err := source.ParseReference(repo, so.Registry); err == nil {
+		if c, err := o.Cluster.connect(o.root); err == nil {
+			if pkgs, err := c.List(ctx, "", ""); err == nil {
+				for _, p := range pkgs {
+					if cluster.RefRepository(p.Source) == full.Context().Name() {
+						installed[p.Version] = append(installed[p.Version], p.Kind+"/"+p.Name)
+					}
+				}
+			}
+		}
+	}
+	out := make([]VersionsReport, 0, len(tags))
+	for _, t := range tags {
+		out = append(out, VersionsReport{Tag: t.Name, Semver: t.Version != nil, Installed: installed[t.Name]})
+	}
+	return out
+}
+
+func orEmpty(s []string) string { return strings.Join(s, ", ") }
