@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
@@ -172,11 +171,7 @@ func TestLegacyPackageKindFromScope(t *testing.T) {
 	env, _ := legacyCluster(t, legacyGenerations[0])
 	reg := env.RequireRegistry(t)
 	root, _ := testenv.ModuleRoot()
-	l, err := fixture.DirLayer(filepath.Join(root, "pkg", "xpkg", "legacy", "testdata", "sample"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := fixture.ImageOf([]v1.Layer{l})
+	img, err := fixture.LegacySample(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,8 @@ package source_test
 
 import (
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
@@ -18,11 +15,7 @@ import (
 // gets its translation as the content.
 func TestLegacyImage(t *testing.T) {
 	root, _ := testenv.ModuleRoot()
-	l, err := fixture.DirLayer(filepath.Join(root, "pkg", "xpkg", "legacy", "testdata", "sample"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := fixture.ImageOf([]v1.Layer{l})
+	img, err := fixture.LegacySample(root)
 	if err != nil {
 		t.Fatal(err)
 	}
