@@ -34,7 +34,15 @@ func Connect(c *Clients, apiGroup string) (*Cluster, error) {
 	}
 	d, err := NewDialect(apis, apiGroup)
 	if err != nil {
-		return nil, err
+		// The discovery cache (--cache-dir) may predate Crossplane's CRDs:
+		// ask the server again before giving up.
+		dc.Invalidate()
+		if apis, err = DiscoverPackageAPIs(dc); err != nil {
+			return nil, err
+		}
+		if d, err = NewDialect(apis, apiGroup); err != nil {
+			return nil, err
+		}
 	}
 	dyn, err := c.Dynamic()
 	if err != nil {
