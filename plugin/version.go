@@ -92,7 +92,7 @@ func (o *VersionOptions) discover(report *VersionReport) error {
 		return fmt.Errorf("read server version: %w", err)
 	}
 	report.ServerVersion = sv
-	apis, err := cluster.DiscoverPackageAPIs(dc)
+	apis, err := cluster.DiscoverPackageAPIsFresh(dc)
 	if err != nil {
 		return err
 	}

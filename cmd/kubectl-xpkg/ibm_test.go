@@ -43,12 +43,15 @@ func TestIBMGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Before the CRDs: no package API (and a discovery cache that says so).
+	x := clitest.New(t).WithEnv(env)
+	r := x.Run("get").Fails(t, 1)
+	contains(t, "no CRDs", r.Stderr, "the cluster serves no Crossplane package API")
 	if err := testenv.ApplyCRDs(ctx, dyn, ibm); err != nil {
 		t.Fatal(err)
 	}
 
-	x := clitest.New(t).WithEnv(env)
-	r := x.Run("version").Succeeds(t)
+	r = x.Run("version").Succeeds(t)
 	contains(t, "version", r.Stdout, "pkg.ibm.crossplane.io   v1 (preferred)")
 	r = x.Run("install", "provider", "xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0").Succeeds(t)
 	contains(t, "install", r.Stdout, "provider.pkg.ibm.crossplane.io/crossplane-contrib-provider-nop created")

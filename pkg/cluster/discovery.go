@@ -144,3 +144,15 @@ func (a ServedAPI) Resource(kind string) (schema.GroupVersionResource, bool) {
 	}
 	return schema.GroupVersionResource{}, false
 }
+
+// DiscoverPackageAPIsFresh is DiscoverPackageAPIs that asks the server
+// again when the cached answer has no package API: the discovery cache
+// (--cache-dir) may predate Crossplane's CRDs.
+func DiscoverPackageAPIsFresh(dc discovery.CachedDiscoveryInterface) ([]ServedAPI, error) {
+	apis, err := DiscoverPackageAPIs(dc)
+	if err != nil || len(apis) > 0 || dc.Fresh() {
+		return apis, err
+	}
+	dc.Invalidate()
+	return DiscoverPackageAPIs(dc)
+}

@@ -28,14 +28,14 @@ func Connect(c *Clients, apiGroup string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	apis, err := DiscoverPackageAPIs(dc)
+	apis, err := DiscoverPackageAPIsFresh(dc)
 	if err != nil {
 		return nil, err
 	}
 	d, err := NewDialect(apis, apiGroup)
 	if err != nil {
-		// The discovery cache (--cache-dir) may predate Crossplane's CRDs:
-		// ask the server again before giving up.
+		// The discovery cache (--cache-dir) may predate the group asked
+		// for: ask the server again before giving up.
 		dc.Invalidate()
 		if apis, err = DiscoverPackageAPIs(dc); err != nil {
 			return nil, err
