@@ -13,11 +13,16 @@ bindir=$(hack/build-k8s.sh)
 exports=$(go run ./hack/devenv up -dir _output/devenv -bin "$bindir" -push-samples)
 eval "$exports"
 
-echo
-echo "\$ kubectl xpkg version"
-PATH="$(dirname "$binary"):$bindir:$PATH" kubectl xpkg version
+export PATH="$(dirname "$binary"):$bindir:$PATH"
+registry=$(sed -n 's/^# registry: \([^ ]*\).*/\1/p' <<<"$exports")
+run() { echo; echo "\$ $*"; "$@"; }
+run kubectl xpkg version
+run kubectl xpkg validate "$registry/crossplane-contrib/provider-nop:v0.4.0" hack/testdata/packages/configuration-aws-network/v0.23.0
+run kubectl xpkg extract "$registry/crossplane-contrib/provider-nop:v0.4.0" --only meta
+run kubectl xpkg install "$registry/crossplane-contrib/provider-nop:v0.4.0" --dry-run=server
 echo
 echo "The environment keeps running. Point a shell at it with:"
 echo "$exports"
 echo "export PATH=$(dirname "$binary"):$bindir:\$PATH"
+echo "Packages in its registry: $registry/crossplane-contrib/<name>:<tag> (see hack/testdata)"
 echo "Stop it with: make dev-env-down"
