@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
@@ -53,17 +55,27 @@ func (l *lifecycle) providerExists(t *testing.T, name string) bool {
 	return err == nil
 }
 
-func (l *lifecycle) revisions(t *testing.T, pkg string) []string {
+// desiredStates maps the revisions (of the given resource) that the package
+// manager labelled as pkg's to their desired state.
+func (l *lifecycle) desiredStates(t *testing.T, revisions, pkg string) map[string]string {
 	t.Helper()
-	list, err := l.dyn.Resource(revisionsGVR).List(context.Background(), metav1.ListOptions{LabelSelector: "pkg.crossplane.io/package=" + pkg})
+	gvr := revisionsGVR
+	gvr.Resource = revisions
+	list, err := l.dyn.Resource(gvr).List(context.Background(), metav1.ListOptions{LabelSelector: "pkg.crossplane.io/package=" + pkg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
+	out := map[string]string{}
 	for _, r := range list.Items {
-		out = append(out, r.GetName())
+		out[r.GetName()], _, _ = unstructured.NestedString(r.Object, "spec", "desiredState")
 	}
 	return out
+}
+
+// revisions names a provider's revisions.
+func (l *lifecycle) revisions(t *testing.T, pkg string) []string {
+	t.Helper()
+	return slices.Sorted(maps.Keys(l.desiredStates(t, revisionsGVR.Resource, pkg)))
 }
 
 // tableRow is the fields of the table line that starts with name.

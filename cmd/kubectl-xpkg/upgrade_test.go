@@ -12,21 +12,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/pkgmanager"
 )
 
-func (l *lifecycle) desiredStates(t *testing.T, revisions, pkg string) map[string]string {
-	t.Helper()
-	gvr := revisionsGVR
-	gvr.Resource = revisions
-	list, err := l.dyn.Resource(gvr).List(context.Background(), metav1.ListOptions{LabelSelector: "pkg.crossplane.io/package=" + pkg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, r := range list.Items {
-		out[r.GetName()], _, _ = unstructured.NestedString(r.Object, "spec", "desiredState")
-	}
-	return out
-}
-
 // TestUpgradeWaitsForTheNewRevision: the package manager answers the new
 // version late, so the old Healthy=True is still on the package right after
 // the change; --wait must not take it for success.
