@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -190,16 +191,6 @@ func (d *pkgDialect) ReadLock(u *unstructured.Unstructured) []LockPackage {
 		}
 		out = append(out, lp)
 	}
-	slices.SortFunc(out, func(a, b LockPackage) int { return cmpStr(a.Source, b.Source) })
+	slices.SortFunc(out, func(a, b LockPackage) int { return strings.Compare(a.Source, b.Source) })
 	return out
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -35,7 +35,7 @@ type watcher struct {
 	changed chan struct{}
 }
 
-func (c *Cluster) newWatcher() (*watcher, error) {
+func (c *Cluster) newWatcher() *watcher {
 	w := &watcher{c: c, factory: dynamicinformer.NewDynamicSharedInformerFactory(c.dyn, 0), changed: make(chan struct{}, 1)}
 	kinds := c.dialect.Kinds()
 	for _, k := range kinds {
@@ -53,7 +53,7 @@ func (c *Cluster) newWatcher() (*watcher, error) {
 	if gvr, _, ok := c.dialect.LockResource(); ok {
 		w.watch(w.factory.ForResource(gvr).Informer())
 	}
-	return w, nil
+	return w
 }
 
 func (w *watcher) watch(inf cache.SharedIndexInformer) {

@@ -21,14 +21,11 @@ func everything() labels.Selector { return labels.Everything() }
 func (c *Cluster) WaitReady(ctx context.Context, kind, name string, d time.Duration, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	w, err := c.newWatcher()
-	if err != nil {
-		return err
-	}
+	w := c.newWatcher()
 	pr := &progress{out: out}
 	what := strings.ToLower(kind) + "/" + name
 	var pending []string
-	err = w.run(ctx, func() (bool, error) {
+	err := w.run(ctx, func() (bool, error) {
 		u := w.cached(kind, name)
 		if u == nil {
 			pending = []string{what + " does not exist"}
@@ -125,14 +122,11 @@ func (c *Cluster) findBySource(w *watcher, repo string) *Package {
 func (c *Cluster) WaitDeleted(ctx context.Context, p *Package, d time.Duration, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	w, err := c.newWatcher()
-	if err != nil {
-		return err
-	}
+	w := c.newWatcher()
 	what := strings.ToLower(p.Kind) + "/" + p.Name
 	pr := &progress{out: out}
 	var pending []string
-	err = w.run(ctx, func() (bool, error) {
+	err := w.run(ctx, func() (bool, error) {
 		pending = nil
 		if w.cached(p.Kind, p.Name) != nil {
 			pending = append(pending, what+" still exists")
@@ -174,13 +168,10 @@ func orDash(s string) string {
 func (c *Cluster) WaitRevision(ctx context.Context, p *Package, image string, d time.Duration) (*Revision, error) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	w, err := c.newWatcher()
-	if err != nil {
-		return nil, err
-	}
+	w := c.newWatcher()
 	rk := c.dialect.RevisionKind(p.Kind)
 	var found *Revision
-	err = w.run(ctx, func() (bool, error) {
+	err := w.run(ctx, func() (bool, error) {
 		for _, u := range w.list(rk) {
 			if r := c.dialect.ReadRevision(u); c.dialect.IsRevisionOf(p, u) && r.Image == image {
 				found = r
