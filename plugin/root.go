@@ -86,7 +86,7 @@ packages from registries, .xpkg files, OCI layouts and directories.`,
 	root.ConfigFlags.AddFlags(flags)
 	addKlogFlags(cmd)
 
-	cmd.AddCommand(NewCmdVersion(root), NewCmdExtract(root), NewCmdValidate(root), NewCmdVersions(root),
+	cmd.AddCommand(NewCmdVersion(root), NewCmdExtract(root), NewCmdValidate(root), NewCmdDiff(root), NewCmdVersions(root),
 		NewCmdInstall(root), NewCmdGet(root), NewCmdDescribe(root), NewCmdUpgrade(root), NewCmdUninstall(root), NewCmdTree(root))
 	addGroups(cmd)
 	return cmd

@@ -6,13 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 )
 
 var upgradeExample = `  # Upgrade to the newest stable version above the current one
@@ -31,14 +27,15 @@ var upgradeExample = `  # Upgrade to the newest stable version above the current
 
 // UpgradeOptions holds the flags and state of `kubectl xpkg upgrade`.
 type UpgradeOptions struct {
-	Pre         bool
-	Activate    bool
-	DryRun      bool
-	Wait        waitFlag
-	XPNamespace string
-	Source      SourceFlags
-	Cluster     ClusterFlags
-	root        *Root
+	Pre           bool
+	Activate      bool
+	DryRun        bool
+	SkipPreflight bool
+	Wait          waitFlag
+	XPNamespace   string
+	Source        SourceFlags
+	Cluster       ClusterFlags
+	root          *Root
 }
 
 // NewCmdUpgrade builds `kubectl xpkg upgrade`.
@@ -53,7 +50,16 @@ or a semver constraint (the newest matching tag); without it, the newest stable 
 above the current version. Tags are listed from the registry and ordered by semantic
 version; pre-releases count only with --pre. With Manual activation the new revision
 waits to be activated: --activate does it; --activate without VERSION activates the
-revision of the package's current version (after install --manual-activation).`,
+revision of the package's current version (after install --manual-activation).
+
+Before changing anything, a preflight compares the installed revision's image with the
+new version (as kubectl xpkg diff does) and reads the status.storedVersions of the CRDs
+the package defines. It refuses the upgrade, with exit status 3, when the new version
+no longer defines or serves an API version objects are stored at: migrate the objects
+to a version both serve, drop the old one from the CRD's status.storedVersions, then
+upgrade (docs/diff-rules.md shows the commands). Other breaking changes are warnings;
+dependency changes are listed, with installed dependencies checked against their new
+constraints. --skip-preflight bypasses it all.`,
 		Example: upgradeExample,
 		GroupID: groupCluster,
 		Args:    cobra.RangeArgs(1, 2),
@@ -68,7 +74,8 @@ revision of the package's current version (after install --manual-activation).`,
 	f := cmd.Flags()
 	f.BoolVar(&o.Pre, "pre", false, "Consider pre-release versions.")
 	f.BoolVar(&o.Activate, "activate", false, "Activate the new revision of a package with Manual activation.")
-	f.BoolVar(&o.DryRun, "dry-run", false, "Resolve the version and have the API server check the change without making it.")
+	f.BoolVar(&o.DryRun, "dry-run", false, "Resolve the version, print the whole preflight report, and have the API server check the change without making it.")
+	f.BoolVar(&o.SkipPreflight, "skip-preflight", false, "Upgrade without comparing the installed revision with the new version and checking the cluster's stored API versions.")
 	addWaitFlag(f, &o.Wait, "the new version is installed and healthy")
 	f.StringVar(&o.XPNamespace, "crossplane-namespace", "crossplane-system", "Namespace of the package's pull secrets.")
 	o.Source.AddFlags(f)
@@ -96,13 +103,26 @@ func (o *UpgradeOptions) Run(ctx context.Context, arg, version string) error {
 		// Nothing to change: activate the revision the package has.
 		return o.after(ctx, c, p)
 	}
-	target, err := o.resolve(ctx, c, p, version)
+	so, limits, err := o.Source.Options()
+	if err != nil {
+		return err
+	}
+	in, err := readInstalled(ctx, c, p, so, o.XPNamespace)
+	if err != nil {
+		return err
+	}
+	target, err := in.target(ctx, version, o.Pre)
 	if err != nil {
 		return err
 	}
 	if target == p.Source {
 		fmt.Fprintf(o.root.IOStreams.ErrOut, "%s is already at %s: nothing to do\n", what, p.Version)
 		return nil
+	}
+	if !o.SkipPreflight {
+		if err := o.preflight(ctx, c, in, target, limits); err != nil {
+			return err
+		}
 	}
 	updated, err := c.SetPackage(ctx, p, target, o.DryRun)
 	if err != nil {
@@ -140,60 +160,4 @@ func (o *UpgradeOptions) after(ctx context.Context, c *cluster.Cluster, p *clust
 		return nil
 	}
 	return waitError(c.WaitReady(ctx, p.Kind, p.Name, o.Wait.d, o.root.IOStreams.ErrOut))
-}
-
-// resolve turns VERSION into the reference to install.
-func (o *UpgradeOptions) resolve(ctx context.Context, c *cluster.Cluster, p *cluster.Package, version string) (string, error) {
-	repo := cluster.RefRepository(p.Source)
-	switch {
-	case strings.HasPrefix(version, "sha256:"):
-		return repo + "@" + version, nil
-	case version != "" && !versions.IsConstraint(version):
-		return repo + ":" + version, nil
-	}
-	so, _, err := o.Source.Options()
-	if err != nil {
-		return "", err
-	}
-	if secrets := pullSecrets(p); len(secrets) > 0 {
-		kc, err := c.PullSecretKeychain(ctx, o.XPNamespace, secrets)
-		if err != nil {
-			return "", err
-		}
-		so.Keychain = authn.NewMultiKeychain(kc, authn.DefaultKeychain)
-	}
-	names, err := source.ListTags(ctx, repo, so)
-	if err != nil {
-		return "", err
-	}
-	tags := versions.Sort(names)
-	if version == "" {
-		t, ok := versions.Newer(tags, p.Version, o.Pre)
-		if !ok {
-			return "", fmt.Errorf("no version of %s is newer than %s (pass --pre to consider pre-releases, or name a VERSION)", repo, p.Version)
-		}
-		return repo + ":" + t.Name, nil
-	}
-	matches, err := versions.Filter(tags, version, o.Pre)
-	if err != nil {
-		return "", err
-	}
-	if len(matches) == 0 {
-		return "", fmt.Errorf("no tag of %s matches %q", repo, version)
-	}
-	return repo + ":" + matches[0].Name, nil
-}
-
-// pullSecrets are the package's spec.packagePullSecrets names.
-func pullSecrets(p *cluster.Package) []string {
-	refs, _, _ := unstructured.NestedSlice(p.Object.Object, "spec", "packagePullSecrets")
-	var out []string
-	for _, r := range refs {
-		if m, ok := r.(map[string]any); ok {
-			if n, ok := m["name"].(string); ok {
-				out = append(out, n)
-			}
-		}
-	}
-	return out
 }

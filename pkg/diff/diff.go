@@ -1,107 +1,141 @@
-// Package diff compares two parsed packages semantically: which objects
-// were added, removed or changed (matched by kind and name), and for CRDs
-// and XRDs which API versions appeared, disappeared, or stopped being
-// served or stored. Every change is classified breaking or compatible, with
-// the rule that decided it.
+// Package diff compares two parsed packages semantically: the package
+// metadata (Crossplane constraint, dependencies, controller image,
+// permission requests, annotations) and every object, matched by kind and
+// name. Definitions (CRDs, XRDs, MRDs) are compared per API version down to
+// single schema fields; Compositions and webhook configurations also get a
+// unified diff of their normalised YAML. Every change is classified
+// breaking or compatible by a named rule (see Rules).
 package diff
 
 import (
-	"bytes"
-	"fmt"
+	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
-// Severity of a change for an upgrade from the old package to the new.
-type Severity string
-
-// Severities.
-const (
-	Breaking   Severity = "breaking"
-	Compatible Severity = "compatible"
-)
-
-// Change is one difference between the packages.
-type Change struct {
-	// Object is "Kind name" of the object changed ("" for the package).
-	Object   string   `json:"object"`
-	Path     string   `json:"path,omitempty"`
-	Message  string   `json:"message"`
-	Severity Severity `json:"severity"`
-	// Rule names the rule that classified the change.
-	Rule string `json:"rule"`
-}
-
-func (c Change) String() string {
-	where := c.Object
-	if c.Path != "" {
-		where += " " + c.Path
-	}
-	return fmt.Sprintf("%s: %s [%s, %s]", where, c.Message, c.Severity, c.Rule)
-}
-
-// Report is the comparison of two packages.
-type Report struct {
-	Changes []Change `json:"changes"`
-}
-
-// Breaking tells whether any change breaks an upgrade.
-func (r *Report) Breaking() bool {
-	return slices.ContainsFunc(r.Changes, func(c Change) bool { return c.Severity == Breaking })
-}
-
-// Rules, as Change.Rule names them.
-const (
-	RuleObjectAdded      = "object-added"
-	RuleObjectRemoved    = "object-removed"
-	RuleObjectChanged    = "object-changed"
-	RuleVersionAdded     = "version-added"
-	RuleVersionRemoved   = "version-removed"
-	RuleVersionUnserved  = "version-no-longer-served"
-	RuleVersionServed    = "version-served-again"
-	RuleStorageMoved     = "storage-version-moved"
-	RuleDefinitionRemove = "definition-removed"
-)
-
-// key identifies an object across the two packages.
+// key identifies an object across the two packages: group, kind and name,
+// so that a CRD read as apiextensions.k8s.io/v1beta1 matches its v1 form.
 func key(o *xpkg.Object) string {
 	return o.GVK().GroupKind().String() + "/" + o.Name()
 }
 
-func label(o *xpkg.Object) string {
-	return strings.TrimSpace(o.GVK().Kind + " " + o.Name())
-}
-
 // Compare diffs old against new.
 func Compare(old, new *xpkg.Package) *Report {
-	r := &Report{}
+	r := &Report{Old: sideOf(old), New: sideOf(new)}
+	if old.Meta != nil && new.Meta != nil {
+		r.Package = compareMeta(old.Meta, new.Meta)
+	}
 	olds, news := index(old), index(new)
+	var pairs [][2]*xpkg.Object
 	for _, k := range sortedKeys(olds) {
 		o := olds[k]
-		n, ok := news[k]
-		switch {
-		case !ok:
-			r.Changes = append(r.Changes, removed(o))
-		case bytes.Equal(o.Raw, n.Raw):
-			// Byte-identical documents: nothing to compare.
-		default:
-			r.Changes = append(r.Changes, changed(o, n)...)
+		if n, ok := news[k]; ok {
+			pairs = append(pairs, [2]*xpkg.Object{o, n})
+		} else {
+			r.Objects = append(r.Objects, removed(o))
 		}
 	}
+	changed := compareAll(pairs)
+	r.Objects = append(r.Objects, changed...)
+	slices.SortStableFunc(r.Objects, func(a, b ObjectDiff) int {
+		return cmpLabel(a, b)
+	})
 	for _, k := range sortedKeys(news) {
 		if _, ok := olds[k]; !ok {
-			r.Changes = append(r.Changes, Change{Object: label(news[k]), Message: "added", Severity: Compatible, Rule: RuleObjectAdded})
+			r.Objects = append(r.Objects, added(news[k]))
 		}
 	}
+	r.summarize(len(pairs) - len(changed))
 	return r
 }
 
+func cmpLabel(a, b ObjectDiff) int {
+	if a.Kind != b.Kind {
+		if a.Kind < b.Kind {
+			return -1
+		}
+		return 1
+	}
+	switch {
+	case a.Name < b.Name:
+		return -1
+	case a.Name > b.Name:
+		return 1
+	}
+	return 0
+}
+
+func sideOf(p *xpkg.Package) Side {
+	if p.Meta == nil {
+		return Side{}
+	}
+	return Side{Kind: p.Meta.Kind, Name: p.Meta.Name()}
+}
+
+// compareAll compares the pairs on every CPU, keeping their order; it
+// returns only the objects that changed.
+func compareAll(pairs [][2]*xpkg.Object) []ObjectDiff {
+	results := make([]*ObjectDiff, len(pairs))
+	parallel(len(pairs), func(i int) {
+		results[i] = compareObject(pairs[i][0], pairs[i][1])
+	})
+	var out []ObjectDiff
+	for _, d := range results {
+		if d != nil {
+			out = append(out, *d)
+		}
+	}
+	return out
+}
+
+// compareObject returns nil when the objects mean the same.
+func compareObject(o, n *xpkg.Object) *ObjectDiff {
+	if o == n || string(o.Raw) == string(n.Raw) || reflect.DeepEqual(o.Content, n.Content) {
+		return nil
+	}
+	d := newObjectDiff(n, Changed)
+	d.Changes = metadataChanges(o, n)
+	switch {
+	case isDefinition(o) && isDefinition(n):
+		d.Changes = append(d.Changes, compareDefinition(o, n)...)
+	case isComposition(n):
+		d.Changes = append(d.Changes, compareComposition(o, n)...)
+		d.Diff = unified(o, n)
+	case isWebhook(n):
+		if paths := changedPaths(o.Content, n.Content, ignoreMetadata); len(paths) > 0 {
+			d.Changes = append(d.Changes, newChange(RuleWebhookChanged, "", "changed: "+list(paths, 6)))
+		}
+		d.Diff = unified(o, n)
+	default:
+		if paths := changedPaths(o.Content, n.Content, ignoreMetadata); len(paths) > 0 {
+			d.Changes = append(d.Changes, newChange(RuleObjectChanged, "", "changed: "+list(paths, 6)))
+		}
+		d.Diff = unified(o, n)
+	}
+	if len(d.Changes) == 0 {
+		// Only fields no rule reads (status, creationTimestamp) differ.
+		return nil
+	}
+	return d
+}
+
+func newObjectDiff(o *xpkg.Object, status string) *ObjectDiff {
+	gvk := o.GVK()
+	return &ObjectDiff{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: o.Name(), Status: status}
+}
+
+func newChange(rule, path, msg string) Change {
+	return Change{Path: path, Message: msg, Severity: RuleSeverity(rule), Rule: rule}
+}
+
+// index maps the package's objects, its meta object excepted, by key.
 func index(p *xpkg.Package) map[string]*xpkg.Object {
 	m := map[string]*xpkg.Object{}
 	for _, o := range p.Objects {
-		m[key(o)] = o
+		if !xpkg.IsMeta(o) {
+			m[key(o)] = o
+		}
 	}
 	return m
 }
@@ -115,27 +149,38 @@ func sortedKeys(m map[string]*xpkg.Object) []string {
 	return keys
 }
 
-// removed: a definition that goes takes its API, and every object of it,
-// with it; other objects going is compatible for the package manager.
-func removed(o *xpkg.Object) Change {
-	c := Change{Object: label(o), Message: "removed", Severity: Compatible, Rule: RuleObjectRemoved}
-	if isDefinition(o) {
-		c.Severity, c.Rule = Breaking, RuleDefinitionRemove
-		c.Message = "removed: the API it defines goes, with any object of it in the cluster"
-	}
-	return c
+func added(o *xpkg.Object) ObjectDiff {
+	d := newObjectDiff(o, Added)
+	d.Changes = []Change{newChange(RuleObjectAdded, "", "added")}
+	return *d
 }
 
-func changed(o, n *xpkg.Object) []Change {
-	if isDefinition(o) && isDefinition(n) {
-		if cs := compareVersions(o, n); len(cs) > 0 {
-			return cs
-		}
+// removed: a definition that goes takes its API, and every object of it,
+// with it; a Composition that goes strands the composites that select it.
+func removed(o *xpkg.Object) ObjectDiff {
+	d := newObjectDiff(o, Removed)
+	c := newChange(RuleObjectRemoved, "", "removed")
+	switch {
+	case isDefinition(o):
+		c = newChange(RuleDefinitionRemoved, "", "removed: the API it defines goes, with every object of it in the cluster")
+	case isComposition(o):
+		c = newChange(RuleCompositionRemoved, "", "removed: composite resources that select it by name lose it")
 	}
-	return []Change{{Object: label(o), Message: "changed", Severity: Compatible, Rule: RuleObjectChanged}}
+	d.Changes = []Change{c}
+	return *d
 }
 
 func isDefinition(o *xpkg.Object) bool {
+	switch o.GVK().Kind {
+	case "CustomResourceDefinition", "CompositeResourceDefinition", "ManagedResourceDefinition":
+		return true
+	}
+	return false
+}
+
+func isComposition(o *xpkg.Object) bool { return o.GVK().Kind == "Composition" }
+
+func isWebhook(o *xpkg.Object) bool {
 	k := o.GVK().Kind
-	return k == "CustomResourceDefinition" || k == "CompositeResourceDefinition"
+	return k == "ValidatingWebhookConfiguration" || k == "MutatingWebhookConfiguration"
 }

@@ -1,6 +1,7 @@
 package xpkg
 
 import (
+	"bytes"
 	"errors"
 	"io"
 )
@@ -62,4 +63,43 @@ func ReadMeta(r io.Reader, limits Limits) (*Meta, error) {
 			return NewMeta(o), nil
 		}
 	}
+}
+
+// Split reads a whole stream into the bytes of its documents, within
+// limits, leaving out documents that hold only whitespace. Decode each
+// with DecodeDocument, in any order or in parallel.
+func Split(r io.Reader, limits Limits) ([][]byte, error) {
+	d := NewDecoder(r, limits)
+	var docs [][]byte
+	for {
+		raw, err := d.NextRaw()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(raw)) > 0 {
+			docs = append(docs, raw)
+			d.index++
+		}
+	}
+}
+
+// DecodeDocument parses the document at index of a Split stream; nil
+// when it holds only comments.
+func DecodeDocument(index int, raw []byte) (*Object, error) {
+	return decode(index, raw)
+}
+
+// NewPackage is the package of decoded objects, in stream order.
+func NewPackage(objects []*Object) *Package {
+	p := &Package{Objects: objects}
+	for _, o := range objects {
+		if IsMeta(o) {
+			p.Meta = NewMeta(o)
+			break
+		}
+	}
+	return p
 }

@@ -116,13 +116,19 @@ func (x *Test) Start(args ...string) *Running {
 
 func (x *Test) start(bin string, args []string) *Running {
 	x.t.Helper()
+	r := x.prepare(bin, args)
+	if err := r.cmd.Start(); err != nil {
+		x.t.Fatalf("run %s %s: %v", bin, strings.Join(args, " "), err)
+	}
+	return r
+}
+
+// prepare builds the command in the session, its output collected.
+func (x *Test) prepare(bin string, args []string) *Running {
 	r := &Running{t: x.t, args: args, cmd: exec.Command(bin, args...)}
 	r.cmd.Dir = x.home
 	r.cmd.Env = x.environ()
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
-	if err := r.cmd.Start(); err != nil {
-		x.t.Fatalf("run %s %s: %v", bin, strings.Join(args, " "), err)
-	}
 	return r
 }
 

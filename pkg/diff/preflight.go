@@ -1,0 +1,141 @@
+package diff
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
+)
+
+// Blocker is an API version objects are stored at (a CRD's
+// status.storedVersions) that the new package would strand.
+type Blocker struct {
+	CRD     string `json:"crd"`
+	Version string `json:"version"`
+	// Problem says what the new package does to the version.
+	Problem string `json:"problem"`
+	// Target is a version both packages serve, to migrate the stored
+	// objects to; "" when there is none.
+	Target string `json:"target,omitempty"`
+}
+
+func (b Blocker) String() string {
+	s := fmt.Sprintf("CRD %s stores objects at %s, which the new package %s", b.CRD, b.Version, b.Problem)
+	if b.Target != "" {
+		s += fmt.Sprintf("; migrate them to %s first", b.Target)
+	}
+	return s
+}
+
+// definedVersions maps the CRD names a package's definitions make (an
+// XRD's own and its claim's) to the definition's versions.
+func definedVersions(p *xpkg.Package) map[string][]apiVersion {
+	m := map[string][]apiVersion{}
+	for _, o := range p.Objects {
+		if !isDefinition(o) {
+			continue
+		}
+		vs := definitionVersions(o)
+		m[o.Name()] = vs
+		if claim, ok := specField(o, "claimNames").(map[string]any); ok {
+			plural, _ := claim["plural"].(string)
+			group, _ := specField(o, "group").(string)
+			if plural != "" && group != "" {
+				m[plural+"."+group] = vs
+			}
+		}
+	}
+	return m
+}
+
+// StoredCRDs lists the CRDs whose stored versions Preflight needs: those
+// the old package's definitions make.
+func StoredCRDs(old *xpkg.Package) []string {
+	var names []string
+	for n := range definedVersions(old) {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Preflight finds the stored versions (CRD name → status.storedVersions)
+// that the new package no longer defines or serves: objects stored at them
+// could no longer be read after the upgrade.
+func Preflight(old, new *xpkg.Package, stored map[string][]string) []Blocker {
+	olds, news := definedVersions(old), definedVersions(new)
+	var out []Blocker
+	for _, crd := range StoredCRDs(old) {
+		nvs, defined := news[crd]
+		for _, sv := range stored[crd] {
+			b := Blocker{CRD: crd, Version: sv, Target: migrationTarget(olds[crd], nvs)}
+			i := slices.IndexFunc(nvs, func(v apiVersion) bool { return v.name == sv })
+			switch {
+			case !defined:
+				b.Problem = "no longer defines (the whole CRD is gone)"
+			case i < 0:
+				b.Problem = "no longer defines"
+			case !nvs[i].served:
+				b.Problem = "no longer serves"
+			default:
+				continue
+			}
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// migrationTarget is the new storage version when the old package serves
+// it too (the API server can then convert objects to it before the
+// upgrade), else any version both serve.
+func migrationTarget(old, new []apiVersion) string {
+	served := func(vs []apiVersion, name string) bool {
+		return slices.ContainsFunc(vs, func(v apiVersion) bool { return v.name == name && v.served })
+	}
+	var both []string
+	for _, v := range new {
+		if v.served && served(old, v.name) {
+			if v.storage {
+				return v.name
+			}
+			both = append(both, v.name)
+		}
+	}
+	if len(both) > 0 {
+		return both[len(both)-1]
+	}
+	return ""
+}
+
+// DependencyWarnings checks the new package's dependencies against the
+// versions installed now (repository → version, from the Lock): an
+// installed version the new constraint refuses must be upgraded before
+// the package can become healthy.
+func DependencyWarnings(new *xpkg.Package, installed map[string]string) []string {
+	if new.Meta == nil {
+		return nil
+	}
+	var out []string
+	for _, d := range new.Meta.DependsOn {
+		have, ok := installed[strings.TrimSuffix(d.Package, "/")]
+		if !ok || d.Version == "" {
+			continue
+		}
+		c, err1 := semver.NewConstraint(d.Version)
+		v, err2 := semver.NewVersion(have)
+		if err1 != nil || err2 != nil {
+			if d.Version != have {
+				out = append(out, fmt.Sprintf("dependency %s is installed at %s; the new package asks for %s", d.Package, have, d.Version))
+			}
+			continue
+		}
+		if !c.Check(v) {
+			out = append(out, fmt.Sprintf("dependency %s is installed at %s, which the new constraint %q refuses: it must be upgraded (by Crossplane's automatic dependency upgrades, or by hand) before the package becomes healthy", d.Package, have, d.Version))
+		}
+	}
+	return out
+}

@@ -1,0 +1,263 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
+)
+
+// Exit codes of diff, as diff(1) has them, plus one for breaking changes.
+const (
+	DiffSame      = 0
+	DiffDifferent = 1
+	DiffTrouble   = 2
+	DiffBreaking  = 3
+)
+
+var diffExample = `  # What changes from one release to the next, and whether it breaks an upgrade
+  kubectl xpkg diff xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.2.1 xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0
+
+  # The revision a cluster runs now against a candidate version of the same package
+  kubectl xpkg diff --installed provider-nop v0.4.0
+
+  # Any two sources: a package directory against a built .xpkg
+  kubectl xpkg diff ./package ./provider-nop.xpkg
+
+  # In CI: fail the job on breaking changes only (exit status 3)
+  kubectl xpkg diff --breaking-only old.xpkg new.xpkg || [ $? -eq 1 ]
+
+  # A structured report, or just the counts
+  kubectl xpkg diff old.xpkg new.xpkg -o json
+  kubectl xpkg diff old.xpkg new.xpkg --stat`
+
+// DiffOptions holds the flags and state of `kubectl xpkg diff`.
+type DiffOptions struct {
+	Output       string
+	BreakingOnly bool
+	Stat         bool
+	Color        string
+	Installed    string
+	Pre          bool
+	XPNamespace  string
+	Source       SourceFlags
+	Cluster      ClusterFlags
+
+	args []string
+	root *Root
+}
+
+// NewCmdDiff builds `kubectl xpkg diff`.
+func NewCmdDiff(root *Root) *cobra.Command {
+	o := &DiffOptions{root: root}
+	cmd := &cobra.Command{
+		Use:   "diff OLD NEW | --installed NAME NEW",
+		Short: "Compare two packages semantically and say which changes break an upgrade",
+		Long: `Diff compares two packages as an upgrade from OLD to NEW. Each is a registry reference,
+an .xpkg or image tarball, an OCI layout or a package directory; with --installed NAME,
+OLD is the image of the revision the cluster runs now, and NEW may also be a version,
+a semver range or a digest in that package's repository.
+
+It compares the package metadata (Crossplane constraint, dependencies, controller image,
+permission requests, annotations) and every object by kind and name: CRDs, XRDs and
+MRDs per API version down to single schema fields; Compositions and webhook
+configurations also as a unified diff of their YAML with keys sorted. Each change is
+breaking or compatible by a named rule: see docs/diff-rules.md.
+
+Exit status: 0 no differences, 1 differences, 2 trouble, 3 breaking changes found.`,
+		Example: diffExample,
+		GroupID: groupLocal,
+		Args: func(c *cobra.Command, args []string) error {
+			want := exactArgs(2, "OLD and NEW")
+			if o.Installed != "" {
+				want = exactArgs(1, "NEW")
+			}
+			return exit.WithCode(DiffTrouble, want(c, args))
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.args = args
+			if err := o.Validate(); err != nil {
+				return exit.WithCode(DiffTrouble, err)
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return exit.WithCode(DiffTrouble, flagError(c, err))
+	})
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: a human report).")
+	completeOutput(cmd, "json", "yaml")
+	f.BoolVar(&o.BreakingOnly, "breaking-only", false, "Show only breaking changes (the exit status still counts every change).")
+	f.BoolVar(&o.Stat, "stat", false, "Show only the summary and one line per object.")
+	f.StringVar(&o.Color, "color", "auto", "Colour the report: auto (on a terminal, unless NO_COLOR is set), always or never.")
+	f.StringVar(&o.Installed, "installed", "", "Compare the current revision of this installed package (NAME or KIND/NAME) with NEW.")
+	f.BoolVar(&o.Pre, "pre", false, "With --installed and a semver range as NEW, consider pre-release versions.")
+	f.StringVar(&o.XPNamespace, "crossplane-namespace", "crossplane-system", "Namespace of the installed package's pull secrets.")
+	o.Source.AddFlags(f)
+	o.Cluster.AddFlags(f)
+	return cmd
+}
+
+// Validate checks the flags.
+func (o *DiffOptions) Validate() error {
+	switch o.Color {
+	case "auto", "always", "never":
+	default:
+		return fmt.Errorf("--color %q: want auto, always or never", o.Color)
+	}
+	if o.Stat && o.Output != "" {
+		return fmt.Errorf("--stat and -o %s cannot be combined", o.Output)
+	}
+	return printers.CheckFormat(o.Output)
+}
+
+// Run reads both packages, compares them and reports.
+func (o *DiffOptions) Run(ctx context.Context) error {
+	so, limits, err := o.Source.Options()
+	if err != nil {
+		return exit.WithCode(DiffTrouble, err)
+	}
+	oldArg, newArg := "", o.args[len(o.args)-1]
+	oldOpts := so
+	if o.Installed != "" {
+		in, err := o.installed(ctx, so)
+		if err != nil {
+			return exit.WithCode(DiffTrouble, err)
+		}
+		oldArg, oldOpts = in.image, in.options
+		if newArg, err = o.candidate(ctx, in, newArg); err != nil {
+			return exit.WithCode(DiffTrouble, err)
+		}
+		so = in.options
+	} else {
+		oldArg = o.args[0]
+	}
+	_, _, r, err := comparePackages(ctx, o.root, [2]string{oldArg, newArg}, [2]source.Options{oldOpts, so}, limits)
+	if err != nil {
+		return exit.WithCode(DiffTrouble, err)
+	}
+	if err := o.print(r); err != nil {
+		return exit.WithCode(DiffTrouble, err)
+	}
+	switch {
+	case r.Breaking():
+		return exit.WithCode(DiffBreaking, exit.Silent)
+	case r.Different():
+		return exit.WithCode(DiffDifferent, exit.Silent)
+	}
+	return nil
+}
+
+func (o *DiffOptions) installed(ctx context.Context, so source.Options) (*installed, error) {
+	c, err := o.Cluster.connect(o.root)
+	if err != nil {
+		return nil, err
+	}
+	kind, name, err := resolveKindName(ctx, c, o.Installed)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.Get(ctx, kind, name)
+	if err != nil {
+		return nil, err
+	}
+	return readInstalled(ctx, c, p, so, o.XPNamespace)
+}
+
+// candidate reads NEW beside --installed: a source that exists locally or
+// names a repository is taken as it is; a bare version, range or digest
+// is looked up in the installed package's repository.
+func (o *DiffOptions) candidate(ctx context.Context, in *installed, arg string) (string, error) {
+	if _, err := os.Stat(arg); err == nil || strings.ContainsAny(arg, "/") {
+		return arg, nil
+	}
+	return in.target(ctx, arg, o.Pre)
+}
+
+func (o *DiffOptions) print(r *diff.Report) error {
+	if o.BreakingOnly {
+		r = r.BreakingOnly()
+	}
+	out := o.root.IOStreams.Out
+	if o.Output != "" {
+		return printers.PrintObject(out, o.Output, r)
+	}
+	return diff.WriteText(out, r, diff.TextOptions{Color: o.colour(), Stat: o.Stat})
+}
+
+// colour follows --color; auto means stdout is a terminal and neither
+// NO_COLOR (https://no-color.org) nor TERM=dumb says otherwise.
+func (o *DiffOptions) colour() bool {
+	switch o.Color {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := o.root.IOStreams.Out.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// comparePackages reads both packages at once, then parses and compares
+// them.
+func comparePackages(ctx context.Context, root *Root, args [2]string, opts [2]source.Options, limits xpkg.Limits) (old, new *xpkg.Package, r *diff.Report, err error) {
+	var docs [2][][]byte
+	var infos [2]*source.Info
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			docs[i], infos[i], errs[i] = readDocuments(ctx, args[i], opts[i], limits)
+		})
+	}
+	wg.Wait()
+	for i := range 2 {
+		if errs[i] != nil {
+			return nil, nil, nil, errs[i]
+		}
+		fmt.Fprintln(root.IOStreams.ErrOut, describeSource(*infos[i]))
+	}
+	if old, new, err = diff.Parse(docs[0], docs[1]); err != nil {
+		return nil, nil, nil, err
+	}
+	r = diff.Compare(old, new)
+	for i, s := range []*diff.Side{&r.Old, &r.New} {
+		s.Source, s.Reference, s.Digest = args[i], infos[i].Reference, infos[i].Digest
+	}
+	return old, new, r, nil
+}
+
+// readDocuments reads a package's documents, unparsed.
+func readDocuments(ctx context.Context, arg string, o source.Options, limits xpkg.Limits) ([][]byte, *source.Info, error) {
+	p, err := source.Open(ctx, arg, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer p.Close()
+	content, err := p.Content()
+	if err != nil {
+		return nil, nil, err
+	}
+	docs, err := xpkg.Split(content, limits)
+	if err == nil {
+		err = p.Close()
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", arg, err)
+	}
+	return docs, &p.Info, nil
+}
