@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -208,7 +209,7 @@ func compareVersionSettings(ov, nv apiVersion) []Change {
 	var out []Change
 	osub, _ := ov.raw["subresources"].(map[string]any)
 	nsub, _ := nv.raw["subresources"].(map[string]any)
-	for _, k := range unionKeys(osub) {
+	for _, k := range slices.Sorted(maps.Keys(osub)) {
 		if _, ok := nsub[k]; !ok {
 			c := newChange(RuleSubresourceRemoved, "subresources."+k, "subresource "+k+" removed")
 			c.Version = nv.name

@@ -44,13 +44,15 @@ func mapChanges(o, n map[string]any) []string {
 	return notes
 }
 
-func unionKeys(maps ...map[string]any) []string {
-	var keys []string
-	for _, m := range maps {
-		for k := range m {
-			if !slices.Contains(keys, k) {
-				keys = append(keys, k)
-			}
+// unionKeys is the sorted keys of either map.
+func unionKeys(a, b map[string]any) []string {
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
 		}
 	}
 	slices.Sort(keys)

@@ -15,22 +15,25 @@ import (
 // the diff verb does.
 func realPair(t testing.TB, name, oldTag, newTag string) *Report {
 	t.Helper()
-	docs := func(tag string) [][]byte {
-		b, err := fixture.Stream(filepath.Join("..", "..", "hack", "testdata", "packages", name, tag))
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := xpkg.Split(strings.NewReader(string(b)), xpkg.DefaultLimits)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	old, new, err := Parse(docs(oldTag), docs(newTag))
+	old, new, err := Parse(realDocs(t, name, oldTag), realDocs(t, name, newTag))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return Compare(old, new)
+}
+
+// realDocs is the documents of a real package's release.
+func realDocs(t testing.TB, name, tag string) [][]byte {
+	t.Helper()
+	b, err := fixture.Stream(filepath.Join("..", "..", "hack", "testdata", "packages", name, tag))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := xpkg.Split(strings.NewReader(string(b)), xpkg.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 func objectsWith(r *Report, status string) []string {
@@ -123,5 +126,27 @@ func TestRealPairs(t *testing.T) {
 		const buckets = "CustomResourceDefinition buckets.s3.aws.crossplane.io"
 		hasChange(t, r, buckets, "v1beta1 spec.forProvider.objectLockRule: field added (object) [compatible, field-added]")
 		hasChange(t, r, buckets, "v1beta1 spec.forProvider.lifecycleConfiguration.rules[*].transitions[*].storageClass: enum values added: GLACIER_IR [compatible, enum-widened]")
+	})
+}
+
+// BenchmarkProviderAWS parses and compares provider-aws v0.50.0 and
+// v0.58.0 (≈ 7 MB of YAML each), as the diff verb does after reading.
+func BenchmarkProviderAWS(b *testing.B) {
+	old, new := realDocs(b, "provider-aws", "v0.50.0"), realDocs(b, "provider-aws", "v0.58.0")
+	b.Run("parse", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := Parse(old, new); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	o, n, err := Parse(old, new)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("compare", func(b *testing.B) {
+		for b.Loop() {
+			Compare(o, n)
+		}
 	})
 }

@@ -32,8 +32,11 @@ var handled = []string{
 	"minLength", "minItems", "minProperties", "minimum",
 }
 
+// walk compares two schemas node by node. It does not test whole subtrees
+// for equality first: that would cost each subtree's size at every level
+// above it, where the walk itself visits each node once.
 func (w *schemaWalker) walk(path string, o, n map[string]any) {
-	if o == nil || n == nil || reflect.DeepEqual(o, n) {
+	if o == nil || n == nil {
 		return
 	}
 	at := path
@@ -49,18 +52,26 @@ func (w *schemaWalker) walk(path string, o, n map[string]any) {
 	w.compareBounds(at, o, n)
 	w.compareRules(at, o["x-kubernetes-validations"], n["x-kubernetes-validations"])
 	w.compareProperties(path, o, n)
-	if oi, ok := o["items"].(map[string]any); ok {
-		ni, _ := n["items"].(map[string]any)
-		w.walk(path+"[*]", oi, ni)
-	}
-	if oa, ok := o["additionalProperties"].(map[string]any); ok {
-		na, _ := n["additionalProperties"].(map[string]any)
-		w.walk(join2(path, "*"), oa, na)
-	}
+	w.walkSub(at, path+"[*]", "items", o, n)
+	w.walkSub(at, join2(path, "*"), "additionalProperties", o, n)
 	for _, k := range unionKeys(o, n) {
 		if !slices.Contains(handled, k) && !equalJSON(o[k], n[k]) {
 			w.add(RuleSchemaChanged, at, "%s changed from %s to %s", k, briefOrNone(o[k]), briefOrNone(n[k]))
 		}
+	}
+}
+
+// walkSub descends into the item or map-value schema when both sides
+// have one; a schema that appears, goes or turns into a boolean is a
+// keyword change.
+func (w *schemaWalker) walkSub(at, path, key string, o, n map[string]any) {
+	os, ok1 := o[key].(map[string]any)
+	ns, ok2 := n[key].(map[string]any)
+	switch {
+	case ok1 && ok2:
+		w.walk(path, os, ns)
+	case !equalJSON(o[key], n[key]):
+		w.add(RuleSchemaChanged, at, "%s changed from %s to %s", key, briefOrNone(o[key]), briefOrNone(n[key]))
 	}
 }
 
