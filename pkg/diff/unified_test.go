@@ -32,6 +32,10 @@ func TestUnified(t *testing.T) {
 func TestUnifiedAppliesLikePatch(t *testing.T) {
 	patch, err := exec.LookPath("patch")
 	if err != nil {
+		// make test (which sets XPKG_BINARY) must run it: .ci/run installs patch.
+		if os.Getenv("XPKG_BINARY") != "" {
+			t.Fatal("patch(1) is not installed: apt-get install patch")
+		}
 		t.Skip("patch(1) is not installed")
 	}
 	r := rand.New(rand.NewPCG(1, 2))
