@@ -101,6 +101,7 @@ Exit status: 0 no differences, 1 differences, 2 trouble, 3 breaking changes foun
 	f.BoolVar(&o.BreakingOnly, "breaking-only", false, "Show only breaking changes (the exit status still counts every change).")
 	f.BoolVar(&o.Stat, "stat", false, "Show only the summary and one line per object.")
 	f.StringVar(&o.Color, "color", "auto", "Colour the report: auto (on a terminal, unless NO_COLOR is set), always or never.")
+	_ = cmd.RegisterFlagCompletionFunc("color", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
 	f.StringVar(&o.Installed, "installed", "", "Compare the current revision of this installed package (NAME or KIND/NAME) with NEW.")
 	f.BoolVar(&o.Pre, "pre", false, "With --installed and a semver range as NEW, consider pre-release versions.")
 	f.StringVar(&o.XPNamespace, "crossplane-namespace", "crossplane-system", "Namespace of the installed package's pull secrets.")
