@@ -91,13 +91,19 @@ func compareAll(pairs [][2]*xpkg.Object) []ObjectDiff {
 
 // compareObject returns nil when the objects mean the same.
 func compareObject(o, n *xpkg.Object) *ObjectDiff {
-	if o == n || string(o.Raw) == string(n.Raw) || reflect.DeepEqual(o.Content, n.Content) {
+	if o == n || string(o.Raw) == string(n.Raw) {
 		return nil
 	}
 	d := newObjectDiff(n, Changed)
 	d.Changes = metadataChanges(o, n)
+	// The definition rules read every field; the others need a whole
+	// comparison first, to leave unchanged objects without a unified diff.
+	definitions := isDefinition(o) && isDefinition(n)
+	if !definitions && reflect.DeepEqual(o.Content, n.Content) {
+		return nil
+	}
 	switch {
-	case isDefinition(o) && isDefinition(n):
+	case definitions:
 		d.Changes = append(d.Changes, compareDefinition(o, n)...)
 	case isComposition(n):
 		d.Changes = append(d.Changes, compareComposition(o, n)...)

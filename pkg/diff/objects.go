@@ -94,23 +94,25 @@ func ignoreMetadata(path string) bool {
 
 // changedPaths lists where two decoded documents differ, descending at
 // most two levels (spec.conversion, spec.versions), skipping paths
-// ignore matches.
+// ignore matches. Maps are descended into before anything is compared, so
+// that an ignored subtree (spec.versions) is never compared at all.
 func changedPaths(o, n map[string]any, ignore func(string) bool) []string {
 	var out []string
 	var walk func(prefix string, o, n map[string]any, depth int)
 	walk = func(prefix string, o, n map[string]any, depth int) {
 		for _, k := range unionKeys(o, n) {
 			p := join2(prefix, k)
-			if ignore != nil && ignore(p) || reflect.DeepEqual(o[k], n[k]) {
+			if ignore != nil && ignore(p) {
 				continue
 			}
 			om, ok1 := o[k].(map[string]any)
 			nm, ok2 := n[k].(map[string]any)
-			if ok1 && ok2 && depth < 2 {
+			switch {
+			case ok1 && ok2 && depth < 2:
 				walk(p, om, nm, depth+1)
-				continue
+			case !reflect.DeepEqual(o[k], n[k]):
+				out = append(out, p)
 			}
-			out = append(out, p)
 		}
 	}
 	walk("", o, n, 0)

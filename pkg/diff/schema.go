@@ -25,11 +25,17 @@ func (w *schemaWalker) add(rule, path, format string, args ...any) {
 
 // handled are the keywords the walker classifies itself; any other
 // keyword that differs is reported as schema-changed.
-var handled = []string{
-	"type", "enum", "default", "required", "properties", "items", "additionalProperties",
-	"description", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string", "nullable", "pattern", "format",
-	"x-kubernetes-validations", "maxLength", "maxItems", "maxProperties", "maximum",
-	"minLength", "minItems", "minProperties", "minimum",
+var handled = map[string]bool{}
+
+func init() {
+	for _, k := range []string{
+		"type", "enum", "default", "required", "properties", "items", "additionalProperties",
+		"description", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string", "nullable", "pattern", "format",
+		"x-kubernetes-validations", "maxLength", "maxItems", "maxProperties", "maximum",
+		"minLength", "minItems", "minProperties", "minimum",
+	} {
+		handled[k] = true
+	}
 }
 
 // walk compares two schemas node by node. It does not test whole subtrees
@@ -54,10 +60,20 @@ func (w *schemaWalker) walk(path string, o, n map[string]any) {
 	w.compareProperties(path, o, n)
 	w.walkSub(at, path+"[*]", "items", o, n)
 	w.walkSub(at, join2(path, "*"), "additionalProperties", o, n)
-	for _, k := range unionKeys(o, n) {
-		if !slices.Contains(handled, k) && !equalJSON(o[k], n[k]) {
-			w.add(RuleSchemaChanged, at, "%s changed from %s to %s", k, briefOrNone(o[k]), briefOrNone(n[k]))
+	var other []string
+	for k := range o {
+		if !handled[k] && !equalJSON(o[k], n[k]) {
+			other = append(other, k)
 		}
+	}
+	for k := range n {
+		if _, inOld := o[k]; !inOld && !handled[k] {
+			other = append(other, k)
+		}
+	}
+	slices.Sort(other)
+	for _, k := range other {
+		w.add(RuleSchemaChanged, at, "%s changed from %s to %s", k, briefOrNone(o[k]), briefOrNone(n[k]))
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg/fastyaml"
 )
 
 // Limits bound the work a hostile stream can cause.
@@ -156,9 +158,13 @@ func decode(index int, raw []byte) (*Object, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
-	var v any
-	if err := yaml.Unmarshal(raw, &v); err != nil {
-		return nil, &SyntaxError{Document: index, Err: fmt.Errorf("invalid YAML: %w", err)}
+	// The fast decoder reads the block-style YAML package builds write and
+	// answers exactly as sigs.k8s.io/yaml would, or declines.
+	v, ok := fastyaml.Decode(raw)
+	if !ok {
+		if err := yaml.Unmarshal(raw, &v); err != nil {
+			return nil, &SyntaxError{Document: index, Err: fmt.Errorf("invalid YAML: %w", err)}
+		}
 	}
 	if v == nil {
 		return nil, nil
