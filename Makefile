@@ -11,7 +11,7 @@ GOTESTFLAGS ?=
 
 export CGO_ENABLED ?= 0
 
-.PHONY: help build install test e2e fuzz bench-extract lint fmt dev-env dev-env-down k8s-bins e2e-bins clean distclean
+.PHONY: help build install test e2e fuzz bench-extract bench-diff lint fmt dev-env dev-env-down k8s-bins e2e-bins clean distclean
 
 help: ## Show this help.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -39,6 +39,9 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 10s); make test does t
 
 bench-extract: build ## Time and peak RSS of extract against fetch+gunzip, on provider-aws and a 10x package.
 	go run ./hack/bench/extract -bin $(BIN)
+
+bench-diff: build ## Time and peak RSS of diff against GNU diff -u, on provider-aws v0.50.0..v0.58.0 and a 10x pair.
+	go run ./hack/bench/diff -bin $(BIN)
 
 lint: ## gofmt and go vet.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt wants changes in:"; echo "$$out"; exit 1; fi

@@ -17,11 +17,8 @@ import (
 	"log"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -29,14 +26,15 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	kgzip "github.com/klauspost/compress/gzip"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/hack/bench/internal/measure"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
 )
 
 func main() {
-	if len(os.Args) > 2 && os.Args[1] == "measure" {
-		if err := measureChild(os.Args[2:]); err != nil {
+	if len(os.Args) > 1 && os.Args[1] == measure.ChildArg {
+		if err := measure.Child(os.Args[2:]); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -84,11 +82,6 @@ func floor(ref, impl string) error {
 	return err
 }
 
-type measure struct {
-	wall time.Duration
-	rss  int64 // KiB
-}
-
 func run(bin string, runs int) error {
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
@@ -114,22 +107,22 @@ func run(bin string, runs int) error {
 		if err != nil {
 			return err
 		}
-		ext, err := median(runs, bin, "extract", ref)
+		ext, err := measure.Median(runs, nil, bin, "extract", ref)
 		if err != nil {
 			return err
 		}
-		fk, err := median(runs, self, "floor", blob, "klauspost")
+		fk, err := measure.Median(runs, nil, self, "floor", blob, "klauspost")
 		if err != nil {
 			return err
 		}
-		fs, err := median(runs, self, "floor", blob, "stdlib")
+		fs, err := measure.Median(runs, nil, self, "floor", blob, "stdlib")
 		if err != nil {
 			return err
 		}
 		fmt.Printf("| %s | %.1f MB | %s | %.1f MiB | %s (%.1f MiB) | %s (%.1f MiB) | %.2f | %.2f |\n", pkg.name,
-			float64(len(pkg.stream))/1e6, ext.wall.Round(time.Millisecond), float64(ext.rss)/1024,
-			fk.wall.Round(time.Millisecond), float64(fk.rss)/1024, fs.wall.Round(time.Millisecond), float64(fs.rss)/1024,
-			ext.wall.Seconds()/fk.wall.Seconds(), ext.wall.Seconds()/fs.wall.Seconds())
+			float64(len(pkg.stream))/1e6, ext.Wall.Round(time.Millisecond), ext.MiB(),
+			fk.Wall.Round(time.Millisecond), fk.MiB(), fs.Wall.Round(time.Millisecond), fs.MiB(),
+			ext.Wall.Seconds()/fk.Wall.Seconds(), ext.Wall.Seconds()/fs.Wall.Seconds())
 	}
 	return nil
 }
@@ -149,54 +142,4 @@ func push(host, label string, stream []byte) (ref, blob string, err error) {
 	}
 	d, err := layers[0].Digest()
 	return repo + ":v1", repo + "@" + d.String(), err
-}
-
-// measureChild runs a command and prints its wall time (ns) and peak RSS
-// (KiB) on stdout. It runs as a small process of its own: Linux carries a
-// process's peak RSS over fork and exec, so a command started directly by
-// this benchmark (which holds the registry's data) would report ours.
-func measureChild(args []string) error {
-	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer devnull.Close()
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdout = devnull // a file, as with > /dev/null: no pipe to copy through
-	cmd.Stderr = os.Stderr
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return err
-	}
-	wall := time.Since(start)
-	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	fmt.Printf("%d %d\n", wall.Nanoseconds(), ru.Maxrss)
-	return nil
-}
-
-// median runs a command runs times, through measureChild, and returns the
-// median wall time and the largest peak RSS seen.
-func median(runs int, bin string, args ...string) (measure, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return measure{}, err
-	}
-	var walls []time.Duration
-	var rss int64
-	for range runs {
-		cmd := exec.Command(self, append([]string{"measure", bin}, args...)...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			return measure{}, fmt.Errorf("%s %v: %v: %s", bin, args, err, stderr.String())
-		}
-		var ns, kib int64
-		if _, err := fmt.Sscan(stdout.String(), &ns, &kib); err != nil {
-			return measure{}, err
-		}
-		walls = append(walls, time.Duration(ns))
-		rss = max(rss, kib)
-	}
-	slices.Sort(walls)
-	return measure{wall: walls[len(walls)/2], rss: rss}, nil
 }
