@@ -99,14 +99,14 @@ func compareDependencies(o, n []xpkg.Dependency) []Change {
 		od, ok := olds[k]
 		switch {
 		case !ok:
-			out = append(out, newChange(RuleDependencyAdded, path, fmt.Sprintf("%s %s added (%s)", kindOr(nd), nd.Package, orNone(nd.Version))))
+			out = append(out, newChange(RuleDependencyAdded, path, fmt.Sprintf("%s added (%s)", kindOr(nd), orNone(nd.Version))))
 		case od.Version != nd.Version:
 			out = append(out, dependencyConstraint(path, od, nd))
 		}
 	}
 	for _, od := range o {
 		if !seen[dependencyKey(od)] {
-			out = append(out, newChange(RuleDependencyRemoved, "spec.dependsOn["+od.Package+"]", fmt.Sprintf("%s %s (%s) removed", kindOr(od), od.Package, orNone(od.Version))))
+			out = append(out, newChange(RuleDependencyRemoved, "spec.dependsOn["+od.Package+"]", fmt.Sprintf("%s removed (was %s)", kindOr(od), orNone(od.Version))))
 		}
 	}
 	return out
@@ -120,7 +120,7 @@ func kindOr(d xpkg.Dependency) string {
 }
 
 func dependencyConstraint(path string, o, n xpkg.Dependency) Change {
-	msg := fmt.Sprintf("%s %s: constraint %q → %q", kindOr(n), n.Package, o.Version, n.Version)
+	msg := fmt.Sprintf("%s constraint %q → %q", kindOr(n), o.Version, n.Version)
 	if lost, ok := versions.Narrowed(o.Version, n.Version); ok && len(lost) > 0 {
 		return newChange(RuleDependencyNarrowed, path, fmt.Sprintf("%s, refusing %s", msg, versionSpan(lost)))
 	}

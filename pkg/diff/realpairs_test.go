@@ -102,8 +102,8 @@ func TestRealPairs(t *testing.T) {
 	})
 	t.Run("configuration-aws-network", func(t *testing.T) {
 		r := realPair(t, "configuration-aws-network", "v0.21.0", "v0.23.0")
-		hasChange(t, r, "package", `provider xpkg.upbound.io/upbound/provider-aws-ec2: constraint "v1.19.0" → "v1" [compatible, dependency-constraint-changed]`)
-		hasChange(t, r, "package", `function xpkg.upbound.io/crossplane-contrib/function-auto-ready: constraint "v0.4.0" → "v0.4.2", refusing v0.4.0 [breaking, dependency-constraint-narrowed]`)
+		hasChange(t, r, "package", `provider constraint "v1.19.0" → "v1" [compatible, dependency-constraint-changed]`)
+		hasChange(t, r, "package", `function constraint "v0.4.0" → "v0.4.2", refusing v0.4.0 [breaking, dependency-constraint-narrowed]`)
 		if r.Summary.Unchanged != 2 || len(r.Objects) != 0 {
 			t.Errorf("the XRD and Composition did not change, got %+v", r.Summary)
 		}
