@@ -36,7 +36,9 @@ func readInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, 
 			return nil, err
 		}
 		for _, r := range revs {
-			if r.Name == p.CurrentRevision && r.Image != "" {
+			// Crossplane v0.x records hold only the version: keep the
+			// package's own reference then.
+			if r.Name == p.CurrentRevision && strings.Contains(r.Image, "/") {
 				in.image = r.Image
 			}
 		}
