@@ -26,18 +26,20 @@ const (
 )
 
 var diffExample = `  # What changes from one release to the next, and whether it breaks an upgrade
+  # (exit status 3: v0.4.0 removes a field of v0.2.1's CRD)
   kubectl xpkg diff xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.2.1 xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0
 
   # The revision a cluster runs now against a candidate version of the same package
+  # (exit status 3 when the candidate breaks it, as v0.4.0 does to a cluster running v0.2.1)
   kubectl xpkg diff --installed provider-nop v0.4.0
 
-  # Any two sources: a package directory against a built .xpkg
+  # Any two sources: a package directory against the .xpkg built from it (exit status 0: no differences)
   kubectl xpkg diff ./package ./provider-nop.xpkg
 
-  # In CI: fail the job on breaking changes only (exit status 3)
+  # In CI: fail the job on breaking changes only (diff exits 3 on those, 1 on other differences)
   kubectl xpkg diff --breaking-only old.xpkg new.xpkg || [ $? -eq 1 ]
 
-  # A structured report, or just the counts
+  # A structured report, or just the counts (exit status 1 when they differ compatibly, 3 when they break)
   kubectl xpkg diff old.xpkg new.xpkg -o json
   kubectl xpkg diff old.xpkg new.xpkg --stat`
 
@@ -254,7 +256,7 @@ func readDocuments(ctx context.Context, arg string, o source.Options, limits xpk
 		return nil, nil, err
 	}
 	docs, err := xpkg.Split(content, limits)
-	if err == nil {
+	if err = p.Cause(err); err == nil {
 		err = p.Close()
 	}
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 )
 
-var extractExample = `  # Print a package's package.yaml, from a registry (unqualified references use xpkg.crossplane.io)
+var extractExample = `  # Print a package's package.yaml, from a registry (unqualified references use $XPKG_REGISTRY, else xpkg.crossplane.io)
   kubectl xpkg extract crossplane-contrib/provider-nop:v0.4.0
 
   # Only its CRDs, from a .xpkg file, into a file (written atomically)
@@ -121,7 +121,7 @@ func (o *ExtractOptions) Run(cmd *cobra.Command) error {
 		return o.writeFile(p, opts)
 	}
 	if err := o.write(p, opts); err != nil {
-		return err
+		return p.Cause(err)
 	}
 	return p.Close()
 }
@@ -145,7 +145,7 @@ func (o *ExtractOptions) writeFile(p *source.Package, opts extract.Options) erro
 		return err
 	}
 	if err := extract.Write(f, content, opts); err != nil {
-		return fmt.Errorf("extract %s: %w", o.source, err)
+		return p.Cause(fmt.Errorf("extract %s: %w", o.source, err))
 	}
 	if err := p.Close(); err != nil {
 		return err
@@ -169,7 +169,7 @@ func (o *ExtractOptions) writeDir(p *source.Package, opts extract.Options) error
 	}
 	names, err := extract.Split(d, content, opts)
 	if err != nil {
-		return fmt.Errorf("extract %s: %w", o.source, err)
+		return p.Cause(fmt.Errorf("extract %s: %w", o.source, err))
 	}
 	if err := p.Close(); err != nil {
 		return err

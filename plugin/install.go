@@ -251,7 +251,7 @@ func packageKind(p *source.Package, limits xpkg.Limits) (string, error) {
 	if p.Format != source.FormatLegacy {
 		meta, err := xpkg.ReadMeta(p.Stream(), limits)
 		if err != nil {
-			return "", err
+			return "", p.Cause(err)
 		}
 		return meta.Kind, nil
 	}

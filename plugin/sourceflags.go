@@ -22,6 +22,7 @@ type SourceFlags struct {
 	Insecure bool
 	MaxSize  string
 	MaxDoc   string
+	Retry    source.Retry
 }
 
 // AddFlags registers the flags.
@@ -31,12 +32,21 @@ func (f *SourceFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.Insecure, "insecure", false, "Allow plain HTTP and unverified TLS to registries that are not on loopback.")
 	fs.StringVar(&f.MaxSize, "max-size", "1Gi", "Largest decompressed package content to read, guarding against decompression bombs.")
 	fs.StringVar(&f.MaxDoc, "max-document-size", "32Mi", "Largest single YAML document to parse.")
+	fs.IntVar(&f.Retry.Attempts, "retries", source.DefaultRetry.Attempts, "Times to retry a registry request after a transient fault (5xx, 429, a reset or stalled connection); 4xx answers are never retried.")
+	fs.DurationVar(&f.Retry.MaxTime, "retry-timeout", source.DefaultRetry.MaxTime, "Longest time one registry request may take, retries and waits (Retry-After included) counted.")
+	fs.DurationVar(&f.Retry.Stall, "stall-timeout", source.DefaultRetry.Stall, "How long a registry connection may send nothing before it counts as a fault (and is retried, or resumed mid-blob).")
 }
 
 // Options turns the flags into source options and parse limits.
 func (f *SourceFlags) Options() (source.Options, xpkg.Limits, error) {
-	o := source.Options{Registry: f.Registry, Insecure: f.Insecure, UserAgent: "kubectl-xpkg/" + version.Get().Version}
+	o := source.Options{Registry: f.Registry, Insecure: f.Insecure, UserAgent: "kubectl-xpkg/" + version.Get().Version, Retry: f.Retry}
 	limits := xpkg.DefaultLimits
+	switch {
+	case f.Retry.Attempts < 0:
+		return o, limits, fmt.Errorf("--retries %d: want 0 or more", f.Retry.Attempts)
+	case f.Retry.MaxTime <= 0, f.Retry.Stall <= 0:
+		return o, limits, fmt.Errorf("--retry-timeout and --stall-timeout want a positive duration such as 30s")
+	}
 	if f.Platform != "" {
 		p, err := v1.ParsePlatform(f.Platform)
 		if err != nil || p.OS == "" || p.Architecture == "" {

@@ -38,14 +38,19 @@ func ParseReference(arg, registry string) (name.Reference, error) {
 }
 
 // RemoteOptions are the go-containerregistry options every registry request
-// of the plugin uses: credentials, the plain-HTTP guard, the user agent.
+// of the plugin uses: credentials, the plain-HTTP guard, retries of
+// transient faults, the user agent.
 func RemoteOptions(ctx context.Context, o Options) []remote.Option {
 	o = o.withDefaults()
+	rt := newRetryTransport(insecureTLS(o.Transport, o.Insecure), o.Retry)
 	opts := []remote.Option{
 		remote.WithContext(ctx),
 		remote.WithAuthFromKeychain(o.Keychain),
-		remote.WithTransport(&httpGuard{next: insecureTLS(o.Transport, o.Insecure), insecure: o.Insecure}),
+		remote.WithTransport(&httpGuard{next: rt, insecure: o.Insecure}),
 		remote.WithPlatform(*o.Platform),
+		// The retry transport above does it, resuming broken blobs too.
+		remote.WithRetryPredicate(func(error) bool { return false }),
+		remote.WithRetryStatusCodes(),
 	}
 	if o.UserAgent != "" {
 		opts = append(opts, remote.WithUserAgent(o.UserAgent))

@@ -57,6 +57,10 @@ type Options struct {
 	// Progress, when set, receives a progress line for large downloads
 	// (pass a terminal's stderr).
 	Progress io.Writer
+	// Retry bounds the retries of transient registry faults: the zero
+	// Retry means DefaultRetry; otherwise a zero MaxTime or Stall takes
+	// the default's, and Attempts 0 means no retries.
+	Retry Retry
 }
 
 func (o Options) withDefaults() Options {
@@ -75,6 +79,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxUncompressed <= 0 {
 		o.MaxUncompressed = DefaultMaxUncompressed
+	}
+	if o.Retry == (Retry{}) {
+		o.Retry = DefaultRetry
+	}
+	if o.Retry.MaxTime <= 0 {
+		o.Retry.MaxTime = DefaultRetry.MaxTime
+	}
+	if o.Retry.Stall <= 0 {
+		o.Retry.Stall = DefaultRetry.Stall
 	}
 	return o
 }
@@ -118,6 +131,20 @@ func (p *Package) Stream() io.Reader { return p.stream }
 // Legacy is the image filesystem holding the .registry/ tree of a legacy
 // package; nil for a package.yaml package.
 func (p *Package) Legacy() fs.FS { return p.legacy }
+
+// Cause explains a failure to read the package's content: it closes the
+// package, which reads and verifies what is left, and when that fails too
+// (a layer that does not match its digest, a truncated or broken tar) its
+// error is the real cause of the broken stream, and is returned instead.
+func (p *Package) Cause(err error) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := p.Close(); cerr != nil {
+		return cerr
+	}
+	return err
+}
 
 // Close finishes reading and verifying the package and releases it.
 func (p *Package) Close() error {

@@ -46,7 +46,7 @@ func Check(ctx context.Context, src string, o source.Options, limits xpkg.Limits
 		return r.checkLegacy(p)
 	}
 	pkg, err := xpkg.Read(p.Stream(), limits)
-	if err == nil {
+	if err = p.Cause(err); err == nil {
 		err = p.Close()
 	}
 	var syntax *xpkg.SyntaxError

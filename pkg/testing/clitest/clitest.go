@@ -8,6 +8,8 @@ package clitest
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -62,6 +64,37 @@ func (x *Test) WithEnv(env *testenv.Env) *Test {
 		copyFile(x.t, filepath.Join(env.Registry.DockerConfig, "config.json"), filepath.Join(x.vars["DOCKER_CONFIG"], "config.json"))
 	}
 	x.kubectl = env.Kubectl
+	return x
+}
+
+// WithLogin adds registry credentials for host to the session's docker
+// config.json, as `docker login` would (e.g. for a proxy in front of the
+// environment's registry).
+func (x *Test) WithLogin(host, user, password string) *Test {
+	x.t.Helper()
+	path := filepath.Join(x.vars["DOCKER_CONFIG"], "config.json")
+	cfg := map[string]any{}
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			x.t.Fatal(err)
+		}
+	}
+	auths, _ := cfg["auths"].(map[string]any)
+	if auths == nil {
+		auths = map[string]any{}
+	}
+	auths[host] = map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte(user + ":" + password))}
+	cfg["auths"] = auths
+	b, err := json.Marshal(cfg)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(path), 0o700)
+	}
+	if err == nil {
+		err = os.WriteFile(path, b, 0o600)
+	}
+	if err != nil {
+		x.t.Fatal(err)
+	}
 	return x
 }
 

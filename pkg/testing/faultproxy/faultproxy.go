@@ -1,0 +1,210 @@
+// Package faultproxy is an HTTP proxy on 127.0.0.1 that stands in front of
+// a registry and misbehaves on demand: it answers 5xx or 429 with
+// Retry-After, resets the connection in the middle of a blob, stalls, or
+// corrupts a blob's bytes, for the requests a fault matches. It records
+// every request, so a test can tell what the client did.
+//
+//	p, _ := faultproxy.Start(registryHost)
+//	defer p.Close()
+//	p.Add(faultproxy.Fault{Match: "/blobs/", Times: 2, Status: 503})
+//	// pull p.Host + "/repo:tag": the first two blob requests fail
+package faultproxy
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Fault is a way to misbehave for the requests it matches.
+type Fault struct {
+	// Match is a substring of "METHOD /path" ("GET /v2/", "/blobs/").
+	Match string
+	// Times is how many matching requests get the fault; 0 means all.
+	Times int
+	// Status answers with this status code instead of forwarding.
+	Status int
+	// RetryAfter is the Retry-After header sent with Status.
+	RetryAfter string
+	// ResetAfter forwards this many bytes of the body, then resets the
+	// connection.
+	ResetAfter int64
+	// StallAfter and Stall forward StallAfter bytes of the body, then send
+	// nothing for Stall (or until the client goes away).
+	StallAfter int64
+	Stall      time.Duration
+	// Corrupt flips one byte of the body, in its middle.
+	Corrupt bool
+}
+
+func (f Fault) forwards() bool { return f.Status == 0 }
+
+// Proxy is a running fault proxy.
+type Proxy struct {
+	// Host is host:port to use in references instead of the registry's.
+	Host   string
+	target string
+	srv    *http.Server
+	client *http.Client
+
+	mu       sync.Mutex
+	faults   []*armed
+	requests []string
+}
+
+type armed struct {
+	Fault
+	left int
+}
+
+// Start listens on 127.0.0.1 and forwards to the registry at target
+// (host:port, plain HTTP).
+func Start(target string) (*Proxy, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{Host: l.Addr().String(), target: target,
+		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = p.srv.Serve(l) }()
+	return p, nil
+}
+
+// Close stops the proxy.
+func (p *Proxy) Close() error { return p.srv.Close() }
+
+// Add arms a fault; faults are tried in the order added.
+func (p *Proxy) Add(f Fault) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.faults = append(p.faults, &armed{Fault: f, left: f.Times})
+}
+
+// Clear disarms every fault and forgets the requests seen.
+func (p *Proxy) Clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.faults, p.requests = nil, nil
+}
+
+// Requests are the requests seen, as "METHOD /path" plus " Range=…" when
+// the client asked for part of a body.
+func (p *Proxy) Requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.requests...)
+}
+
+// Count is how many requests seen contain s.
+func (p *Proxy) Count(s string) int {
+	n := 0
+	for _, r := range p.Requests() {
+		if strings.Contains(r, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// fault records the request and returns the fault it gets, if any.
+func (p *Proxy) fault(r *http.Request) (Fault, bool) {
+	line := r.Method + " " + r.URL.Path
+	if rg := r.Header.Get("Range"); rg != "" {
+		line += " Range=" + rg
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.requests = append(p.requests, line)
+	for _, f := range p.faults {
+		if strings.Contains(line, f.Match) && (f.Times == 0 || f.left > 0) {
+			f.left--
+			return f.Fault, true
+		}
+	}
+	return Fault{}, false
+}
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f, faulty := p.fault(r)
+	if faulty && !f.forwards() {
+		if f.RetryAfter != "" {
+			w.Header().Set("Retry-After", f.RetryAfter)
+		}
+		http.Error(w, fmt.Sprintf("fault injected: %d", f.Status), f.Status)
+		return
+	}
+	resp, err := p.forward(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	if !faulty {
+		_, _ = io.Copy(w, resp.Body)
+		return
+	}
+	p.misbehave(w, resp, f)
+}
+
+func (p *Proxy) forward(r *http.Request) (*http.Response, error) {
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, "http://"+p.target+r.URL.RequestURI(), nil)
+	if err != nil {
+		return nil, err
+	}
+	out.Header = r.Header.Clone()
+	return p.client.Do(out)
+}
+
+// misbehave sends the body the way the fault says.
+func (p *Proxy) misbehave(w http.ResponseWriter, resp *http.Response, f Fault) {
+	flusher, _ := w.(http.Flusher)
+	switch {
+	case f.ResetAfter > 0:
+		_, _ = io.CopyN(w, resp.Body, f.ResetAfter)
+		flusher.Flush()
+		reset(w)
+	case f.Stall > 0:
+		_, _ = io.CopyN(w, resp.Body, f.StallAfter)
+		flusher.Flush()
+		select {
+		case <-time.After(f.Stall):
+		case <-resp.Request.Context().Done():
+			return
+		}
+		_, _ = io.Copy(w, resp.Body)
+	case f.Corrupt:
+		body, err := io.ReadAll(resp.Body)
+		if err == nil && len(body) > 0 {
+			body[len(body)/2] ^= 0xff
+		}
+		_, _ = w.Write(body)
+	default:
+		_, _ = io.Copy(w, resp.Body)
+	}
+}
+
+// reset closes the client's connection abruptly, with a TCP RST.
+func reset(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		return
+	}
+	conn, buf, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	_ = buf.Flush()
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		_ = tcp.SetLinger(0)
+	}
+	conn.Close()
+}
