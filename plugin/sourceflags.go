@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/pflag"
@@ -96,7 +97,7 @@ func describeSource(i source.Info) string {
 	if i.Reference != "" {
 		what = i.Reference
 	}
-	if i.Digest != "" {
+	if i.Digest != "" && !strings.HasSuffix(what, "@"+i.Digest) {
 		what += "@" + i.Digest
 	}
 	line := fmt.Sprintf("Reading %s %s (%s", i.Type, what, i.Rule)

@@ -12,18 +12,18 @@ import (
 )
 
 var upgradeExample = `  # Upgrade to the newest stable version above the current one
-  kubectl xpkg upgrade crossplane-contrib-provider-nop --wait
+  kubectl xpkg upgrade provider-nop --wait
 
   # To a version, a semver range (the newest match), or a digest
   kubectl xpkg upgrade provider/provider-nop v0.4.0
   kubectl xpkg upgrade provider-nop '>=0.3 <1'
   kubectl xpkg upgrade provider-nop sha256:66fa8fa653e9ea674be5a1c61d83e51bcd794c8b897286a7e9487ea4e0211f17
 
-  # A package with Manual activation: upgrade and activate the new revision
-  kubectl xpkg upgrade configuration-aws-network v0.24.0 --activate --wait
-
   # Activate the first revision of a package installed with --manual-activation
-  kubectl xpkg upgrade configuration-aws-network --activate --wait`
+  kubectl xpkg upgrade configuration-aws-network --activate --wait
+
+  # A package with Manual activation: upgrade and activate the new revision
+  kubectl xpkg upgrade configuration-aws-network v0.23.0 --activate --wait`
 
 // UpgradeOptions holds the flags and state of `kubectl xpkg upgrade`.
 type UpgradeOptions struct {

@@ -18,7 +18,7 @@ var versionsExample = `  # The versions of a package, newest first, the installe
   kubectl xpkg versions crossplane-contrib/provider-nop
 
   # Only those a dependency constraint admits, pre-releases included
-  kubectl xpkg versions xpkg.crossplane.io/crossplane-contrib/provider-helm --constraint '>=0.19 <1' --pre`
+  kubectl xpkg versions xpkg.crossplane.io/crossplane-contrib/provider-helm --constraint '>=1.3 <2' --pre`
 
 // VersionsOptions holds the flags and state of `kubectl xpkg versions`.
 type VersionsOptions struct {

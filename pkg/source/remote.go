@@ -28,8 +28,12 @@ func DefaultRegistryFromEnv() string {
 }
 
 // ParseReference resolves a package reference the way the package manager
-// does: without a registry host it lives on registry.
+// does: without a registry host it lives on registry ("" means
+// $XPKG_REGISTRY, else DefaultRegistry).
 func ParseReference(arg, registry string) (name.Reference, error) {
+	if registry == "" {
+		registry = DefaultRegistryFromEnv()
+	}
 	ref, err := name.ParseReference(arg, name.WithDefaultRegistry(registry))
 	if err != nil {
 		return nil, fmt.Errorf("%q is neither a file, a directory nor a package reference: %w", arg, err)

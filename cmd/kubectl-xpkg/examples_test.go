@@ -1,0 +1,397 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/pkgmanager"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
+	"github.com/kubectl-xpkg/kubectl-xpkg/plugin"
+)
+
+// How the examples map onto the local environment. The public registry is
+// the test registry: publicRegistry in a line becomes its host, and
+// $XPKG_REGISTRY points unqualified references at it; every sample is
+// pushed there under the same crossplane-contrib/<name>:<tag> paths. The
+// examples run in the session's working directory, where the files they
+// name are made first, and against a cluster where the packages they name
+// are installed first, with the stand-in package manager answering.
+const publicRegistry = "xpkg.crossplane.io"
+
+// exampleFiles are the local files the examples name, as a sample
+// directory, image tarball or OCI layout of a sample (<name>/<tag>).
+var exampleFiles = []struct{ name, form, sample string }{
+	{"package", "dir", "provider-nop/v0.4.0"},
+	{"my-package", "dir", "provider-nop/v0.4.0"},
+	{"provider-nop.xpkg", "tarball", "provider-nop/v0.4.0"},
+	{"layout", "layout", "provider-nop/v0.4.0"},
+	{"old.xpkg", "tarball", "provider-helm/v1.3.0"},
+	{"new.xpkg", "tarball", "provider-helm/v1.4.0"},
+}
+
+// examplePackage is an installed package an example names.
+type examplePackage struct {
+	kind, name, sample string // sample: <name>:<tag> in crossplane-contrib/
+	manual             bool   // installed with --manual-activation
+}
+
+var (
+	nopOld     = examplePackage{"provider", "provider-nop", "provider-nop:v0.2.1", false}
+	nopNew     = examplePackage{"provider", "provider-nop", "provider-nop:v0.4.0", false}
+	networkNew = examplePackage{"configuration", "configuration-aws-network", "configuration-aws-network:v0.23.0", false}
+	networkOld = examplePackage{"configuration", "configuration-aws-network", "configuration-aws-network:v0.21.0", true}
+	installed  = []examplePackage{nopNew, networkNew}
+)
+
+// exampleCluster is what each verb's examples expect installed, in order.
+// Before every example what is missing is installed (again): each
+// uninstall example finds its package.
+var exampleCluster = map[string][]examplePackage{
+	"diff": {nopOld}, "upgrade": {nopOld, networkOld},
+	"get": installed, "describe": installed, "tree": installed, "uninstall": installed, "versions": installed,
+}
+
+// examplePackageNames are all the packages the examples install or name
+// (the install examples create the last two), as KIND/NAME: the stand-in
+// package manager answers them, and each verb's cleanup removes them.
+// configuration-aws-network depends on provider-nop in its Lock entry.
+var examplePackageNames = []string{"provider/provider-nop", "configuration/configuration-aws-network",
+	"provider/crossplane-contrib-provider-nop", "configuration/network"}
+
+// skipExamples are the example lines that cannot run here, and why.
+var skipExamples = map[string]string{}
+
+// brokenExamples are example lines that do not work because of a reported
+// bug in their verb. They still run: once one works, the test fails until
+// its entry goes.
+var brokenExamples = map[string]string{}
+
+// exampleOutputs is what some examples must print (after any pipe) where
+// the exit status alone does not show they do what their comment says;
+// {registry} stands for the local registry.
+var exampleOutputs = map[string]string{
+	"kubectl xpkg install provider crossplane-contrib/provider-nop:v0.4.0 --dry-run=client -o yaml > provider.yaml": "package: {registry}/crossplane-contrib/provider-nop:v0.4.0",
+	"kubectl xpkg versions crossplane-contrib/provider-nop":                                                         "v0.4.0    Provider/provider-nop",
+	"kubectl xpkg extract ./layout -o json | jq '.items[].metadata.name'":                                           `"nopresources.nop.crossplane.io"`,
+	"kubectl xpkg uninstall configuration/configuration-aws-network --with-dependencies --yes":                      "provider/provider-nop deleted",
+}
+
+// pipeChecks stand in for the programs examples pipe into, where those are
+// not installed: they check what the program would have read.
+var pipeChecks = map[string]func(string) bool{
+	"jq":  func(s string) bool { return json.Valid([]byte(s)) },
+	"dot": func(s string) bool { return strings.HasPrefix(s, "digraph ") },
+}
+
+// sampleRef is a sample reference in an example line.
+var sampleRef = regexp.MustCompile(`crossplane-contrib/([a-z0-9-]+:v[0-9][0-9a-z.-]*)`)
+
+// TestExamples runs every verb's Example lines through the built binary,
+// in order, and checks each exits as documented.
+func TestExamples(t *testing.T) {
+	verbs := exampleVerbs(t)
+	lines := map[string]bool{}
+	for _, v := range verbs {
+		for _, ex := range v {
+			lines[ex.line] = true
+		}
+	}
+	for _, table := range []map[string]string{skipExamples, brokenExamples, exampleOutputs} {
+		for line := range table {
+			if !lines[line] {
+				t.Fatalf("%q is no example line (any more): update the tables", line)
+			}
+		}
+	}
+	e := newExampleEnv(t)
+	for _, v := range verbs {
+		t.Run(v[0].args[0], func(t *testing.T) {
+			t.Cleanup(func() { e.uninstallAll(t) })
+			for _, ex := range v {
+				if why, ok := skipExamples[ex.line]; ok {
+					t.Logf("skipped %q: %s", ex.line, why)
+					continue
+				}
+				e.ensure(t, ex.args[0])
+				err := e.run(t, ex)
+				switch bug, broken := brokenExamples[ex.line]; {
+				case broken && err == nil:
+					t.Errorf("%s example %q works now: remove it from brokenExamples", ex.verb, ex.line)
+				case broken:
+					t.Logf("%s example %q fails, as known (%s): %v", ex.verb, ex.line, bug, err)
+				case err != nil:
+					t.Errorf("%s example %q: %v", ex.verb, ex.line, err)
+				}
+			}
+		})
+	}
+}
+
+// exampleVerbs reads the Example of every command in the tree (as the
+// binary has it, with cobra's own help and completion, which have none).
+func exampleVerbs(t *testing.T) [][]example {
+	t.Helper()
+	root := plugin.NewCmdRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	var verbs [][]example
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			switch {
+			case sub.Name() == "help" || sub.Name() == "completion":
+				continue // cobra's own
+			case sub.Example == "":
+				t.Errorf("%s has no Example", sub.CommandPath())
+			default:
+				exs, err := parseExamples(sub.CommandPath(), sub.Example)
+				if err != nil {
+					t.Errorf("%s Example: %v", sub.CommandPath(), err)
+				} else {
+					verbs = append(verbs, exs)
+				}
+			}
+			walk(sub)
+		}
+	}
+	walk(root)
+	if t.Failed() {
+		t.FailNow()
+	}
+	return verbs
+}
+
+// exampleEnv is the user's shell the examples run in.
+type exampleEnv struct {
+	*lifecycle
+	x      *clitest.Test
+	host   string
+	pushed map[string]bool
+}
+
+func newExampleEnv(t *testing.T) *exampleEnv {
+	t.Helper()
+	l := newLifecycle(t)
+	reg := l.env.RequireRegistry(t)
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := fixture.PushSamples(root, reg.Host, remote.WithAuth(&authn.Basic{Username: reg.Username, Password: reg.Password}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &exampleEnv{lifecycle: l, host: reg.Host, pushed: map[string]bool{}}
+	for _, r := range refs {
+		e.pushed[r] = true
+	}
+	e.x = clitest.New(t).WithEnv(l.env).Setenv(source.RegistryEnvVar, reg.Host)
+	for _, n := range examplePackageNames {
+		var b pkgmanager.Behaviour
+		if n == "configuration/configuration-aws-network" {
+			b.DependsOn = []pkgmanager.Dependency{{Package: e.repo(nopNew.sample), Constraints: ">=v0.2.0", Type: "Provider"}}
+		}
+		l.mgr.Manage(strings.Split(n, "/")[1], b)
+	}
+	for _, f := range exampleFiles {
+		e.makeFile(t, f.name, f.form, f.sample)
+	}
+	return e
+}
+
+// repo is the local repository of a sample "<name>[:<tag>]".
+func (e *exampleEnv) repo(sample string) string {
+	return e.host + "/crossplane-contrib/" + strings.Split(sample, ":")[0]
+}
+
+func (e *exampleEnv) makeFile(t *testing.T, name, form, sample string) {
+	t.Helper()
+	pkg, tag, _ := strings.Cut(sample, "/")
+	dir := sampleDir(t, pkg, tag)
+	path := filepath.Join(e.x.Home(), name)
+	if form == "dir" {
+		if err := os.CopyFS(path, os.DirFS(dir)); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	stream, err := source.DirStream(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := fixture.Image(stream)
+	if err == nil && form == "tarball" {
+		err = fixture.WriteTarball(path, e.repo(pkg)+":"+tag, img)
+	} else if err == nil {
+		err = fixture.WriteLayout(path, img)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// run runs one example line and says how it fails to do what it
+// documents.
+func (e *exampleEnv) run(t *testing.T, ex example) error {
+	t.Helper()
+	args, err := e.localArgs(ex)
+	if err != nil {
+		return err
+	}
+	r := e.x.Run(args...)
+	code := r.ExitCode
+	if ex.orEq >= 0 && code != 0 { // || [ $? -eq N ]
+		code = map[bool]int{true: 0, false: 1}[code == ex.orEq]
+	}
+	if code != ex.want {
+		return fmt.Errorf("exit %d, documented %d\nran: %q\nstdout:\n%s\nstderr:\n%s", code, ex.want, args, r.Stdout, r.Stderr)
+	}
+	out := r.Stdout
+	if ex.pipe != nil {
+		if out, err = e.pipe(t, ex, out); err != nil || out == "" {
+			return err // the stand-in check wrote nothing to redirect
+		}
+	}
+	if want, ok := exampleOutputs[ex.line]; ok && !strings.Contains(out, strings.ReplaceAll(want, "{registry}", e.host)) {
+		return fmt.Errorf("output lacks %q:\n%s", want, out)
+	}
+	if ex.out == "" {
+		return nil
+	}
+	if out == "" {
+		return fmt.Errorf("nothing written to %s", ex.out)
+	}
+	return os.WriteFile(filepath.Join(e.x.Home(), ex.out), []byte(out), 0o644)
+}
+
+// localArgs maps the example's arguments onto the local registry, and
+// refuses those that would reach another registry or name a sample that
+// hack/testdata lacks.
+func (e *exampleEnv) localArgs(ex example) ([]string, error) {
+	var args []string
+	for _, a := range ex.args {
+		a = strings.ReplaceAll(a, publicRegistry, e.host)
+		if first, _, ok := strings.Cut(a, "/"); ok && strings.ContainsAny(first, ".:") && first != e.host && !strings.HasPrefix(a, ".") {
+			return nil, fmt.Errorf("%s would reach the network: map it onto the local registry", first)
+		}
+		args = append(args, a)
+	}
+	for _, m := range sampleRef.FindAllStringSubmatch(ex.line, -1) {
+		if !e.pushed[e.host+"/crossplane-contrib/"+m[1]] {
+			return nil, fmt.Errorf("hack/testdata has no sample %s: use a version it has", m[1])
+		}
+	}
+	return args, nil
+}
+
+// pipe feeds out to the program after |, or to its stand-in check when
+// it is not installed, and returns what the program wrote.
+func (e *exampleEnv) pipe(t *testing.T, ex example, out string) (string, error) {
+	t.Helper()
+	prog := ex.pipe[0]
+	if _, err := exec.LookPath(prog); err != nil {
+		check, ok := pipeChecks[prog]
+		switch {
+		case !ok:
+			return "", fmt.Errorf("%s is not installed and pipeChecks has no stand-in for it", prog)
+		case !check(out):
+			return "", fmt.Errorf("what %s would read fails its stand-in check:\n%s", prog, out)
+		}
+		t.Logf("%s example %q: %s is not installed: checked its input only", ex.verb, ex.line, prog)
+		return "", nil
+	}
+	cmd := exec.Command(prog, ex.pipe[1:]...)
+	cmd.Dir, cmd.Stdin = e.x.Home(), strings.NewReader(out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s: %v\n%s", prog, err, stderr.String())
+	}
+	return string(b), nil
+}
+
+// ensure installs the packages the verb's examples name, where missing.
+func (e *exampleEnv) ensure(t *testing.T, verb string) {
+	t.Helper()
+	for _, p := range exampleCluster[verb] {
+		if e.exists(t, p.kind, p.name) {
+			continue
+		}
+		e.awaitCollected(t, p)
+		args := []string{"install", p.kind, e.host + "/crossplane-contrib/" + p.sample, p.name, "--wait=60s"}
+		if p.manual {
+			args[len(args)-1] = "--manual-activation"
+		}
+		e.x.Run(args...).Succeeds(t)
+	}
+}
+
+func (e *exampleEnv) exists(t *testing.T, kind, name string) bool {
+	t.Helper()
+	gvr := schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: kind + "s"}
+	_, err := e.dyn.Resource(gvr).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+// awaitCollected waits until an uninstalled package's revisions and Lock
+// entry are gone, lest their collection hit its reinstalled successor.
+func (e *exampleEnv) awaitCollected(t *testing.T, p examplePackage) {
+	t.Helper()
+	lockGVR := schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "locks"}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		locked := false
+		if lock, err := e.dyn.Resource(lockGVR).Get(context.Background(), "lock", metav1.GetOptions{}); err == nil {
+			entries, _, _ := unstructured.NestedSlice(lock.Object, "packages")
+			for _, entry := range entries {
+				m, _ := entry.(map[string]any)
+				locked = locked || m["source"] == e.repo(p.sample)
+			}
+		}
+		if !locked && len(e.desiredStates(t, p.kind+"revisions", p.name)) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s/%s: its revisions or Lock entry outlived it by a minute", p.kind, p.name)
+		}
+	}
+}
+
+// uninstallAll removes what a verb's examples installed.
+func (e *exampleEnv) uninstallAll(t *testing.T) {
+	t.Helper()
+	args := []string{"uninstall", "--force", "--wait=60s"}
+	for _, n := range examplePackageNames {
+		if kind, name, _ := strings.Cut(n, "/"); e.exists(t, kind, name) {
+			args = append(args, n)
+		}
+	}
+	if len(args) > 3 {
+		e.x.Run(args...).Succeeds(t)
+	}
+}
