@@ -265,18 +265,16 @@ func packageKind(p *source.Package, limits xpkg.Limits) (string, error) {
 
 func (o *InstallOptions) create(ctx context.Context, c *cluster.Cluster, u *unstructured.Unstructured) error {
 	o.warnCustomName(ctx, c)
-	existing, err := c.Get(ctx, o.Spec.Kind, o.Spec.Name)
-	switch {
-	case err == nil && existing.Source == o.Spec.Package:
-		fmt.Fprintf(o.root.IOStreams.ErrOut, "%s/%s is already installed from %s: nothing to do\n", strings.ToLower(o.Spec.Kind), o.Spec.Name, o.Spec.Package)
-		return o.wait(ctx, c)
-	case err == nil:
-		return fmt.Errorf("%s/%s is already installed from %s: use 'kubectl xpkg upgrade %s' to change its package, or choose another NAME",
-			strings.ToLower(o.Spec.Kind), o.Spec.Name, existing.Source, o.Spec.Name)
-	case !apierrors.IsNotFound(err):
+	if done, err := o.existing(ctx, c); done || err != nil {
 		return err
 	}
 	created, err := c.Create(ctx, u, o.DryRun == "server")
+	if apierrors.IsAlreadyExists(err) {
+		// Another install of the same name won the race since the check.
+		if done, err := o.existing(ctx, c); done || err != nil {
+			return err
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("install %s/%s: %w", strings.ToLower(o.Spec.Kind), o.Spec.Name, err)
 	}
@@ -291,6 +289,23 @@ func (o *InstallOptions) create(ctx context.Context, c *cluster.Cluster, u *unst
 		return nil
 	}
 	return o.wait(ctx, c)
+}
+
+// existing handles a package already installed under the name: the same
+// package is done (done is true, after any wait), another one an error.
+func (o *InstallOptions) existing(ctx context.Context, c *cluster.Cluster) (done bool, err error) {
+	p, err := c.Get(ctx, o.Spec.Kind, o.Spec.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	case p.Source == o.Spec.Package:
+		fmt.Fprintf(o.root.IOStreams.ErrOut, "%s/%s is already installed from %s: nothing to do\n", strings.ToLower(o.Spec.Kind), o.Spec.Name, o.Spec.Package)
+		return true, o.wait(ctx, c)
+	}
+	return false, fmt.Errorf("%s/%s is already installed from %s: use 'kubectl xpkg upgrade %s' to change its package, or choose another NAME",
+		strings.ToLower(o.Spec.Kind), o.Spec.Name, p.Source, o.Spec.Name)
 }
 
 func (o *InstallOptions) wait(ctx context.Context, c *cluster.Cluster) error {
