@@ -11,7 +11,7 @@ GOTESTFLAGS ?=
 
 export CGO_ENABLED ?= 0
 
-.PHONY: help build install test e2e fuzz bench-extract bench-diff lint fmt dev-env dev-env-down k8s-bins e2e-bins clean distclean
+.PHONY: help build install test e2e demo fuzz bench-extract bench-diff lint fmt dev-env dev-env-down k8s-bins e2e-bins clean distclean
 
 help: ## Show this help.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -33,6 +33,9 @@ test: build k8s-bins e2e-bins ## Run every test: unit, integration and end-to-en
 
 e2e: build k8s-bins e2e-bins ## Run only the end-to-end tests against the real Crossplane package manager (make test runs them too).
 	E2E_ONLY=1 GOTESTFLAGS="$(GOTESTFLAGS)" hack/test.sh $(BIN)
+
+demo: build k8s-bins e2e-bins ## A narrated, self-checking session of every verb against a local cluster, registry and the real Crossplane (DEMOFLAGS=-keep leaves them running).
+	go run ./hack/demo -bin $(BIN) $(DEMOFLAGS)
 
 fuzz: ## Run every fuzz target for FUZZTIME each (default 10s); make test does too.
 	hack/fuzz.sh
@@ -59,6 +62,7 @@ dev-env-down: ## Stop the environment dev-env started.
 clean: dev-env-down ## Stop the dev environment and remove build outputs.
 	go run ./hack/devenv down -dir _output/testenv
 	go run ./hack/devenv down -dir _output/testenv-crossplane
+	go run ./hack/devenv down -dir _output/demo/env
 	rm -rf bin dist _output
 
 distclean: clean ## Also remove the cached kube-apiserver, etcd, kubectl, kube-controller-manager and crossplane.

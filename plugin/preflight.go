@@ -40,6 +40,7 @@ func (o *UpgradeOptions) preflight(ctx context.Context, c *cluster.Cluster, in *
 	}
 	errOut := o.root.IOStreams.ErrOut
 	if o.DryRun {
+		fmt.Fprintf(o.root.IOStreams.Out, "Preflight of %s: %s against %s, stored versions of %d CRDs checked\n", what, in.image, target, len(stored))
 		if err := diff.WriteText(o.root.IOStreams.Out, r, diff.TextOptions{}); err != nil {
 			return err
 		}

@@ -176,7 +176,11 @@ func (o *UninstallOptions) checkDependents(lock []cluster.LockPackage, targets [
 		}
 		msg := fmt.Sprintf("%s/%s is a dependency of %s", strings.ToLower(t.Kind), t.Name, strings.Join(users, ", "))
 		if !o.Force {
-			return errors.New(msg + ": uninstall those first, or pass --force to break them")
+			them := "it"
+			if len(users) > 1 {
+				them = "them"
+			}
+			return fmt.Errorf("%s: uninstall %s first, or pass --force to break %s", msg, them, them)
 		}
 		fmt.Fprintf(o.root.IOStreams.ErrOut, "Warning: %s; uninstalling it anyway (--force)\n", msg)
 	}

@@ -128,14 +128,11 @@ func (o *UpgradeOptions) Run(ctx context.Context, arg, version string) error {
 	if err != nil {
 		return fmt.Errorf("upgrade %s: %w", what, err)
 	}
-	suffix := ""
 	if o.DryRun {
-		suffix = " (server dry run)"
-	}
-	fmt.Fprintf(o.root.IOStreams.Out, "%s upgraded from %s to %s%s\n", what, p.Version, updated.Version, suffix)
-	if o.DryRun {
+		fmt.Fprintf(o.root.IOStreams.Out, "%s would be upgraded from %s to %s (server dry run: nothing changed)\n", what, p.Version, updated.Version)
 		return nil
 	}
+	fmt.Fprintf(o.root.IOStreams.Out, "%s upgraded from %s to %s\n", what, p.Version, updated.Version)
 	return o.after(ctx, c, updated)
 }
 

@@ -200,7 +200,7 @@ func TestUninstallProtectsDependencies(t *testing.T) {
 	contains(t, "custom name", r.Stderr, "Warning: "+pkgmanager.RevisionName("dep-network", cfgRef)+" depends on "+provRepo)
 
 	r = x.Run("uninstall", "dep-nop").Fails(t, 1)
-	contains(t, "stderr", r.Stderr, "error: provider/dep-nop is a dependency of "+cfgRef[:strings.LastIndex(cfgRef, ":")]+" v0.23.0: uninstall those first, or pass --force")
+	contains(t, "stderr", r.Stderr, "error: provider/dep-nop is a dependency of "+cfgRef[:strings.LastIndex(cfgRef, ":")]+" v0.23.0: uninstall it first, or pass --force")
 	if !l.providerExists(t, "dep-nop") {
 		t.Fatal("the refused uninstall deleted the provider")
 	}

@@ -45,7 +45,7 @@ func TestUpgradeWaitsForTheNewRevision(t *testing.T) {
 	r = x.Run("upgrade", name, "v0.4.0").Succeeds(t)
 	contains(t, "same version", r.Stderr, "is already at v0.4.0: nothing to do")
 	r = x.Run("upgrade", name, ">=0.1 <0.3", "--dry-run").Succeeds(t)
-	contains(t, "constraint", r.Stdout, "upgraded from v0.4.0 to v0.2.1 (server dry run)")
+	contains(t, "constraint", r.Stdout, "would be upgraded from v0.4.0 to v0.2.1 (server dry run: nothing changed)")
 	r = x.Run("upgrade", name).Fails(t, 1)
 	contains(t, "nothing newer", r.Stderr, "is newer than v0.4.0")
 }

@@ -87,13 +87,19 @@ type Summary struct {
 	Breaking   int  `json:"breaking"`
 	Compatible int  `json:"compatible"`
 	Different  bool `json:"different"`
+	// Package tells whether the package metadata changed.
+	Package bool `json:"packageChanged"`
 }
 
 func (s Summary) String() string {
 	if !s.Different {
 		return fmt.Sprintf("no differences (%d %s)", s.Unchanged, plural(s.Unchanged, "object", "objects"))
 	}
-	return fmt.Sprintf("%d %s changed, %d added, %d removed, %d unchanged; %d %s: %d breaking, %d compatible",
+	meta := ""
+	if s.Package {
+		meta = "package metadata changed; "
+	}
+	return fmt.Sprintf("%s%d %s changed, %d added, %d removed, %d unchanged; %d %s: %d breaking, %d compatible", meta,
 		s.Changed, plural(s.Changed, "object", "objects"), s.Added, s.Removed, s.Unchanged,
 		s.Changes, plural(s.Changes, "change", "changes"), s.Breaking, s.Compatible)
 }
@@ -139,6 +145,7 @@ func (r *Report) summarize(unchanged int) {
 		}
 	}
 	count(r.Package)
+	s.Package = len(r.Package) > 0
 	for _, o := range r.Objects {
 		switch o.Status {
 		case Added:

@@ -35,10 +35,12 @@ type process struct {
 	done chan struct{} // closed when the child exits (only while we are its parent)
 }
 
-// startProcess runs bin. A detached process runs in its own process group,
-// so that it outlives a short-lived parent (`devenv up`) and is stopped by
-// PID later; any other is killed by the kernel if the test binary that
-// started it dies without stopping it. Output goes to <dir>/<name>.log.
+// startProcess runs bin in a process group of its own, so that a Ctrl-C at
+// the terminal reaches only the process that started it, which can then
+// stop its servers in order. A detached process outlives a short-lived
+// parent (`devenv up`) and is stopped by PID later; any other is killed by
+// the kernel if the process that started it dies without stopping it.
+// Output goes to <dir>/<name>.log.
 func startProcess(dir, name, bin string, args []string, detached bool) (*process, error) {
 	return startProcessEnv(dir, name, bin, args, nil, detached)
 }
@@ -56,7 +58,7 @@ func startProcessEnv(dir, name, bin string, args, env []string, detached bool) (
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if !detached {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"strings"
+)
+
+// The packages of the operator's journey: the reduced e2e samples, whose
+// dependsOn point at the lab's registry. The configuration gets the name
+// install gives it by default, and its dependencies the names Crossplane
+// gives them: the repository path as a DNS label.
+const (
+	cfgName = "e2e-crossplane-contrib-configuration-aws-network"
+	nopName = "e2e-crossplane-contrib-provider-nop"
+	ptName  = "e2e-crossplane-contrib-function-patch-and-transform"
+
+	cfg = "configuration/" + cfgName
+	nop = "provider/" + nopName
+	pt  = "function/" + ptName
+)
+
+// e2e is a reduced sample package in the registry.
+func (j *journey) e2e(name, tag string) string {
+	ref := j.host + "/e2e/crossplane-contrib/" + name
+	if tag != "" {
+		ref += ":" + tag
+	}
+	return ref
+}
+
+// cluster is the operator's journey: install, inspect, upgrade, uninstall,
+// each checked against what the package manager did. Steps that need an
+// installed configuration are skipped when it is not there.
+func (j *journey) cluster() {
+	if !j.install() {
+		installed, _ := j.c.get(cfg)
+		for _, t := range []string{"get", "describe", "tree", "uninstall a dependency", "versions", "upgrade --dry-run", "upgrade --wait"} {
+			j.s.skip(t, "the configuration was not installed")
+		}
+		if installed == nil {
+			j.s.skip("uninstall --with-dependencies", "nothing to uninstall")
+			j.s.skip("get (after uninstall)", "nothing was installed")
+			return
+		}
+	} else {
+		j.get()
+		j.describe()
+		j.tree()
+		j.refuse()
+		j.versions()
+		j.upgradeDryRun()
+		j.upgrade()
+	}
+	if j.uninstall() {
+		j.empty()
+	} else {
+		j.s.skip("get (after uninstall)", "the uninstall failed")
+	}
+}
+
+func (j *journey) install() bool {
+	return j.s.step("install --wait",
+		"Install configuration-aws-network v0.23.0: Crossplane pulls the provider and function it depends on from the registry; "+
+			"--wait follows all three until Healthy.",
+		func(v *verdict) {
+			r := j.s.xpkg(waiting, "install", j.e2e("configuration-aws-network", "v0.23.0"), waitFor)
+			if !v.exit(r, 0, "installed and healthy") {
+				return
+			}
+			v.says("stdout", r.stdout, "created "+cfg, "configuration.pkg.crossplane.io/"+cfgName+" created")
+			v.says("stderr", r.stderr, "followed the package and both dependencies",
+				cfg+": Healthy=True", "dependency "+nop+" ("+j.e2e("provider-nop", ""), "dependency "+pt+" ("+j.e2e("function-patch-and-transform", ""))
+			v.cluster(j.c.healthy(cfg, nop, pt), "all three Installed and Healthy")
+		})
+}
+
+func (j *journey) get() {
+	j.s.step("get",
+		"What is installed, at which version, and is it healthy? Dependencies Crossplane installed by itself show up too.",
+		func(v *verdict) {
+			r := j.s.xpkg(quick, "get")
+			if !v.exit(r, 0, "listed") {
+				return
+			}
+			// NAME KIND PACKAGE VERSION INSTALLED HEALTHY REVISION AGE
+			want := map[string]string{cfgName: "v0.23.0", nopName: "v0.4.0", ptName: "v0.10.8"}
+			good := true
+			for name, version := range want {
+				f := strings.Fields(lineWith(r.stdout, name+" "))
+				if len(f) < 6 || f[3] != version || f[4] != "True" || f[5] != "True" {
+					v.fail("stdout does not list %s at %s, installed and healthy", name, version)
+					good = false
+				}
+			}
+			if good {
+				v.pass("lists the configuration at v0.23.0 and its dependencies, all installed and healthy")
+			}
+			v.cluster(j.c.only(cfg, nop, pt), "holds exactly those three")
+		})
+}
+
+func (j *journey) describe() {
+	j.s.step("describe",
+		"Everything about one package (spec, revisions, conditions, installed objects, dependencies, events): where to look when it is not Healthy.",
+		func(v *verdict) {
+			r := j.s.xpkg(quick, "describe", cfg)
+			if v.exit(r, 0, "described") {
+				v.says("stdout", r.stdout, "shows the image, its dependencies with their constraints and the XRD it installed",
+					"Package:            "+j.e2e("configuration-aws-network", "v0.23.0"), "Dependencies:",
+					j.e2e("provider-nop", ""), ">=v0.2.0", "CompositeResourceDefinition")
+			}
+		})
+}
+
+func (j *journey) tree() {
+	j.s.step("tree",
+		"What depends on what, read from Crossplane's Lock, with every package's version and health.",
+		func(v *verdict) {
+			r := j.s.xpkg(quick, "tree", cfgName)
+			if !v.exit(r, 0, "shown") || !v.says("stdout", r.stdout, "the configuration above its provider and function",
+				cfg+" ", "├── "+nop+" ", "└── "+pt+" ") {
+				return
+			}
+			for _, ref := range []string{cfg, nop, pt} {
+				if !strings.Contains(lineWith(r.stdout, ref+" "), "[installed: True, healthy: True]") {
+					v.fail("stdout does not show %s installed and healthy", ref)
+					return
+				}
+			}
+			v.pass("all three installed and healthy")
+		})
+}
+
+func (j *journey) refuse() {
+	j.s.step("uninstall a dependency",
+		"Removing provider-nop from under the configuration that needs it is refused (exit 1): uninstall reads the Lock before deleting anything.",
+		func(v *verdict) {
+			r := j.s.xpkg(quick, "uninstall", nopName, "--yes")
+			if v.exit(r, 1, "refused") {
+				v.says("stderr", r.stderr, "says who depends on it", nop+" is a dependency of "+j.e2e("configuration-aws-network", ""))
+				v.cluster(j.c.healthy(nop), "the provider is still there and Healthy")
+			}
+		})
+}
+
+func (j *journey) versions() {
+	j.s.step("versions",
+		"Which versions could the configuration move to? The repository's tags, newest first, with the installed one marked.",
+		func(v *verdict) {
+			r := j.s.xpkg(quick, "versions", j.e2e("configuration-aws-network", ""))
+			if !v.exit(r, 0, "listed") {
+				return
+			}
+			i24, i23, i21 := strings.Index(r.stdout, "v0.24.0"), strings.Index(r.stdout, "v0.23.0"), strings.Index(r.stdout, "v0.21.0")
+			if i24 < 0 || i23 < i24 || i21 < i23 {
+				v.fail("stdout does not list v0.24.0, v0.23.0, v0.21.0 in that order")
+				return
+			}
+			v.pass("v0.24.0, v0.23.0, v0.21.0, newest first")
+			v.says("stdout", lineWith(r.stdout, "v0.23.0"), "v0.23.0 marked as installed by "+cfgName, cfgName)
+		})
+}
+
+func (j *journey) upgradeDryRun() {
+	j.s.step("upgrade --dry-run",
+		"What would v0.24.0 change? --dry-run prints the whole preflight report and changes nothing "+
+			"(this sample's v0.24.0 carries v0.23.0's objects).",
+		func(v *verdict) {
+			r := j.s.xpkg(quick, "upgrade", cfgName, "v0.24.0", "--dry-run")
+			if !v.exit(r, 0, "the upgrade would be allowed") {
+				return
+			}
+			v.says("stdout", r.stdout, "compares the running v0.23.0 with v0.24.0: no differences",
+				"--- Configuration configuration-aws-network from "+j.e2e("configuration-aws-network", "v0.23.0"),
+				"+++ Configuration configuration-aws-network from "+j.e2e("configuration-aws-network", "v0.24.0"),
+				"no differences")
+			v.says("stdout", r.stdout, "only a server dry run", "would be upgraded from v0.23.0 to v0.24.0 (server dry run: nothing changed)")
+			v.cluster(j.c.runs(cfg, j.e2e("configuration-aws-network", "v0.23.0")), "still at v0.23.0 and Healthy")
+		})
+}
+
+func (j *journey) upgrade() {
+	j.s.step("upgrade --wait",
+		"The upgrade: the preflight again (one line on stderr), then only spec.package changes; --wait follows the new revision until Healthy.",
+		func(v *verdict) {
+			r := j.s.xpkg(waiting, "upgrade", cfgName, "v0.24.0", waitFor)
+			if !v.exit(r, 0, "upgraded and healthy") {
+				return
+			}
+			v.says("stderr", r.stderr, "the preflight ran", "Preflight:")
+			v.says("stdout", r.stdout, "says what changed", cfg+" upgraded from v0.23.0 to v0.24.0")
+			v.cluster(j.c.runs(cfg, j.e2e("configuration-aws-network", "v0.24.0")), "runs v0.24.0, Healthy")
+			v.cluster(j.c.healthy(nop, pt), "its dependencies still Healthy")
+		})
+}
+
+func (j *journey) uninstall() bool {
+	return j.s.step("uninstall --with-dependencies",
+		"Crossplane never removes dependencies: --with-dependencies also removes those nothing else needs; "+
+			"--wait waits until all are gone.",
+		func(v *verdict) {
+			r := j.s.xpkg(waiting, "uninstall", cfg, "--with-dependencies", "--yes", waitFor)
+			if !v.exit(r, 0, "uninstalled") {
+				return
+			}
+			v.says("stdout", r.stdout, "deleted the configuration and both dependencies", cfg+" deleted", nop+" deleted", pt+" deleted")
+			v.cluster(j.c.gone(cfg, nop, pt), "the three packages and their revisions are gone")
+		})
+}
+
+func (j *journey) empty() {
+	j.s.step("get (after uninstall)",
+		"Nothing is left behind.",
+		func(v *verdict) {
+			r := j.s.xpkg(quick, "get")
+			if v.exit(r, 0, "listed") {
+				v.says("stderr", r.stderr, "none listed", "No packages found")
+				if strings.TrimSpace(r.stdout) != "" {
+					v.fail("stdout is not empty")
+				}
+				v.cluster(j.c.only(), "no packages")
+			}
+		})
+}
+
+// lineWith is the first line of s that holds sub.
+func lineWith(s, sub string) string {
+	for line := range strings.Lines(s) {
+		if strings.Contains(line, sub) {
+			return line
+		}
+	}
+	return ""
+}
