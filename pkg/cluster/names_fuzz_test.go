@@ -1,0 +1,40 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// FuzzReferenceNames checks the reference helpers on any input: no panic,
+// DNSLabel always a valid DNS label (or empty), and the repository and
+// version of a reference put back together parse to the same.
+func FuzzReferenceNames(f *testing.F) {
+	for _, s := range []string{
+		"xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0",
+		"crossplane-contrib/provider-nop@sha256:66fa8fa653e9ea674be5a1c61d83e51bcd794c8b897286a7e9487ea4e0211f17",
+		"127.0.0.1:5000/e2e/x:latest", "a", "", "UPPER/Case:Tag", strings.Repeat("very-long-path/", 10) + "p:v1",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, ref string) {
+		if l := DNSLabel(ref); l != "" && len(validation.IsDNS1123Label(l)) > 0 {
+			t.Fatalf("DNSLabel(%q) = %q: %v", ref, l, validation.IsDNS1123Label(l))
+		}
+		repo, version := RefRepository(ref), RefVersion(ref)
+		if version == "" {
+			return
+		}
+		sep := ":"
+		if strings.HasPrefix(version, "sha256:") {
+			sep = "@"
+		}
+		if again := RefRepository(repo + sep + version); again != repo {
+			t.Fatalf("%q: repository %q, but %q gives %q", ref, repo, repo+sep+version, again)
+		}
+		if again := RefVersion(repo + sep + version); again != version {
+			t.Fatalf("%q: version %q, but %q gives %q", ref, version, repo+sep+version, again)
+		}
+	})
+}
