@@ -44,7 +44,8 @@ func NewCmdUpgrade(root *Root) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "upgrade NAME|KIND/NAME [VERSION]",
 		Short: "Point a package at another version: a tag, a digest, a semver range, or the newest",
-		Long: `Upgrade changes only the package's spec.package, retrying on conflicts; Crossplane's
+		Long: `Upgrade changes only the package's spec.package (a merge patch, which never conflicts
+with the package manager's own writes); Crossplane's
 package manager then creates and activates a new revision. VERSION is a tag, a digest,
 or a semver constraint (the newest matching tag); without it, the newest stable tag
 above the current version. Tags are listed from the registry and ordered by semantic

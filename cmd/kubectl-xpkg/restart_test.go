@@ -2,28 +2,33 @@ package main
 
 import (
 	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/pkgmanager"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
 )
 
-// TestInstallWaitSurvivesAPIServerRestart restarts the API server while
-// install --wait watches; the package manager answers once it is back, and
-// the wait must still see it. The test has a cluster of its own, so that
-// other tests do not lose theirs.
-func TestInstallWaitSurvivesAPIServerRestart(t *testing.T) {
+// privateCluster is a cluster of the test's own, with a stand-in package
+// manager, so that stopping its API server costs no other test its own.
+func privateCluster(t *testing.T) (*lifecycle, *testenv.Env) {
+	t.Helper()
 	testenv.Get(t) // the shared environment's presence says integration tests run
 	bin, err := testenv.DefaultBinDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	env, err := testenv.Start(ctx, testenv.Options{Dir: t.TempDir(), BinDir: bin, NoRegistry: true})
+	env, err := testenv.Start(context.Background(), testenv.Options{Dir: t.TempDir(), BinDir: bin, NoRegistry: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,12 +41,22 @@ func TestInstallWaitSurvivesAPIServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(l.mgr.Stop)
+	return l, env
+}
+
+// TestInstallWaitSurvivesAPIServerRestart restarts the API server while
+// install --wait watches; the package manager answers once it is back, and
+// the wait must still see it. The test has a cluster of its own, so that
+// other tests do not lose theirs.
+func TestInstallWaitSurvivesAPIServerRestart(t *testing.T) {
+	l, env := privateCluster(t)
+	ctx := context.Background()
 	const name = "restart-nop"
 	l.mgr.Manage(name, pkgmanager.Behaviour{Delay: 5 * time.Second})
 
 	x := clitest.New(t).WithEnv(env)
 	run := x.Start("install", "provider", "xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0", name, "--wait=3m")
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		return l.providerExists(t, name), nil
 	})
 	if err != nil {
@@ -52,4 +67,110 @@ func TestInstallWaitSurvivesAPIServerRestart(t *testing.T) {
 	}
 	r := run.Wait().Succeeds(t)
 	contains(t, "install progress", r.Stderr, "Installed=True (ActivePackageRevision)", "Healthy=True (HealthyPackageRevision)")
+}
+
+// TestUninstallWaitAndGetWhileTheAPIServerIsDown: uninstall --wait watches
+// a package held by a finalizer while the API server goes down and comes
+// back; get, while it is down, fails in one line naming the server.
+func TestUninstallWaitAndGetWhileTheAPIServerIsDown(t *testing.T) {
+	l, env := privateCluster(t)
+	ctx := context.Background()
+	const name = "down-nop"
+	l.mgr.Manage(name, pkgmanager.Behaviour{})
+	x := clitest.New(t).WithEnv(env)
+	x.Run("install", "provider", "xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0", name, "--wait=60s").Succeeds(t)
+	const hold = "kubectl-xpkg.test/hold"
+	l.setFinalizers(t, name, hold)
+
+	run := x.Start("uninstall", name, "--yes", "--wait=3m")
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		u, err := l.dyn.Resource(providersGVR).Get(ctx, name, metav1.GetOptions{})
+		return err == nil && u.GetDeletionTimestamp() != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("uninstall did not delete the provider: %v", err)
+	}
+	start, err := env.StopAPIServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := x.Run("get", "--request-timeout=5s").Fails(t, 1)
+	if lines := strings.Split(strings.TrimSpace(r.Stderr), "\n"); len(lines) != 1 || !strings.Contains(r.Stderr, strings.TrimPrefix(env.APIServer, "https://")) {
+		t.Errorf("get with the API server down:\n%s", r.Stderr)
+	}
+	if err := start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l.setFinalizers(t, name)
+	r = run.Wait().Succeeds(t)
+	contains(t, "uninstall", r.Stdout+r.Stderr, "provider/"+name+" deleted")
+	if l.providerExists(t, name) {
+		t.Error("the provider is still there")
+	}
+}
+
+// TestUpgradeBesideAnotherWriter upgrades while another client keeps
+// rewriting the package's labels: the upgrade changes spec.package without
+// a conflict, and the other writer's labels survive it.
+func TestUpgradeBesideAnotherWriter(t *testing.T) {
+	l := newLifecycle(t)
+	ctx := context.Background()
+	const name = "busy-nop"
+	l.mgr.Manage(name, pkgmanager.Behaviour{})
+	x := clitest.New(t).WithEnv(l.env)
+	t.Cleanup(func() { x.Run("uninstall", name) })
+	x.Run("install", "provider", "example.org/busy/provider-nop:v0.2.1", name).Succeeds(t)
+
+	stop := make(chan struct{})
+	var writes atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			u, err := l.dyn.Resource(providersGVR).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				continue
+			}
+			u.SetLabels(map[string]string{"writer": strconv.Itoa(i)})
+			if _, err := l.dyn.Resource(providersGVR).Update(ctx, u, metav1.UpdateOptions{}); err == nil {
+				writes.Add(1)
+			}
+			time.Sleep(2 * time.Millisecond) // busy, like a controller in a hot loop
+		}
+	})
+	for _, v := range []string{"v0.4.0", "v0.3.0", "v0.4.1"} {
+		x.Run("upgrade", name, v, "--skip-preflight").Succeeds(t)
+	}
+	close(stop)
+	wg.Wait()
+	u, err := l.dyn.Resource(providersGVR).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pkg, _, _ := unstructured.NestedString(u.Object, "spec", "package"); pkg != "example.org/busy/provider-nop:v0.4.1" {
+		t.Errorf("spec.package = %q", pkg)
+	}
+	if u.GetLabels()["writer"] == "" || writes.Load() < 2 {
+		t.Errorf("the other writer's labels: %v after %d writes", u.GetLabels(), writes.Load())
+	}
+}
+
+func (l *lifecycle) setFinalizers(t *testing.T, name string, finalizers ...string) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		u, err := l.dyn.Resource(providersGVR).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		u.SetFinalizers(finalizers)
+		_, err = l.dyn.Resource(providersGVR).Update(context.Background(), u, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

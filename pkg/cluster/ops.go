@@ -2,14 +2,17 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 )
@@ -196,34 +199,46 @@ func (c *Cluster) Lock(ctx context.Context) ([]LockPackage, error) {
 	return c.dialect.ReadLock(u), nil
 }
 
-// SetPackage points a package at ref, retrying on conflicts; it changes
+// SetPackage points a package at ref with a merge patch of spec.package; it changes
 // nothing else.
 func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun bool) (*Package, error) {
 	rc, err := c.client(p.Kind)
 	if err != nil {
 		return nil, err
 	}
-	var out *Package
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		u, err := rc.Get(ctx, p.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if err := c.dialect.SetPackage(u, ref); err != nil {
-			return err
-		}
-		opts := metav1.UpdateOptions{FieldManager: FieldManager}
-		if dryRun {
-			opts.DryRun = []string{metav1.DryRunAll}
-		}
-		updated, err := rc.Update(ctx, u, opts)
-		if err == nil {
-			out = c.dialect.Read(updated)
-		}
+	u, err := rc.Get(ctx, p.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	// The dialect knows where the reference goes; only that field is sent,
+	// as a merge patch, so that writers of other fields (the package
+	// manager's status, a user's labels) never conflict with it.
+	if err := c.dialect.SetPackage(u, ref); err != nil {
+		return nil, err
+	}
+	value, _, _ := unstructured.NestedString(u.Object, "spec", "package")
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"package": value}})
+	if err != nil {
+		return nil, err
+	}
+	opts := metav1.PatchOptions{FieldManager: FieldManager}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	var updated *unstructured.Unstructured
+	// The API server retries a patch that meets a concurrent write a few
+	// times itself; against a very busy object, retry some more.
+	err = retry.RetryOnConflict(patchRetry, func() error {
+		updated, err = rc.Patch(ctx, p.Name, types.MergePatchType, patch, opts)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return c.dialect.Read(updated), nil
 }
+
+var patchRetry = wait.Backoff{Steps: 8, Duration: 50 * time.Millisecond, Factor: 1.5, Jitter: 0.5}
 
 // Activate sets a revision's desired state to Active.
 func (c *Cluster) Activate(ctx context.Context, r *Revision) error {
