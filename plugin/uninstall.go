@@ -109,7 +109,10 @@ func (o *UninstallOptions) Run(ctx context.Context, args []string) error {
 	if o.Wait.d == 0 || o.DryRun {
 		return nil
 	}
-	return o.wait(ctx, c, append(named, deps...), o.Wait.d)
+	if len(deps) > 0 {
+		return o.wait(ctx, c, deps, o.Wait.d) // the named ones are gone already
+	}
+	return o.wait(ctx, c, named, o.Wait.d)
 }
 
 func (o *UninstallOptions) delete(ctx context.Context, c *cluster.Cluster, pkgs []*cluster.Package) error {
