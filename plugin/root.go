@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -74,7 +75,8 @@ packages from registries, .xpkg files, OCI layouts and directories.`,
 		SilenceErrors: true,
 		Args:          unknownVerb,
 		// The bare command prints help.
-		Run: func(cmd *cobra.Command, _ []string) { _ = cmd.Help() },
+		Run:              func(cmd *cobra.Command, _ []string) { _ = cmd.Help() },
+		PersistentPreRun: quietKlog,
 	}
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
@@ -115,6 +117,16 @@ func addKlogFlags(cmd *cobra.Command) {
 	for _, name := range []string{"v", "vmodule"} {
 		cmd.PersistentFlags().AddGoFlag(fs.Lookup(name))
 	}
+}
+
+// quietKlog silences client-go's own logging unless -v asks for it: what
+// it logs at the default level (a discovery failure, an unhandled error)
+// comes back as the error the verb prints, once and in one line.
+func quietKlog(cmd *cobra.Command, _ []string) {
+	if f := cmd.Flags().Lookup("v"); f != nil && f.Value.String() != "0" {
+		return
+	}
+	klog.SetLogger(logr.Discard())
 }
 
 // flagError makes a flag parsing failure a usage error that points at help.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,5 +173,42 @@ func (l *lifecycle) setFinalizers(t *testing.T, name string, finalizers ...strin
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRequestTimeout: an API server that accepts connections and never
+// answers ends the verb within --request-timeout, in one line.
+func TestRequestTimeout(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // accepted, never answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	server := "https://" + l.Addr().String()
+	for _, verb := range [][]string{{"get"}, {"version"}, {"describe", "provider/x"}} {
+		r := clitest.New(t).Run(append(verb, "--server", server, "--insecure-skip-tls-verify", "--request-timeout=2s")...).Fails(t, 1)
+		if strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "cannot reach "+server+": timed out") {
+			t.Errorf("%v against a silent server:\n%s", verb, r.Stderr)
+		}
 	}
 }
