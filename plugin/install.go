@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -171,6 +172,9 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if o.ref != "" {
+		if _, err := os.Stat(o.ref); err == nil {
+			return fmt.Errorf("%s is a local file or directory: Crossplane installs packages from a registry, so push it to one first and install that reference", o.ref)
+		}
 		ref, err := source.ParseReference(o.ref, so.Registry)
 		if err != nil {
 			return err
@@ -234,8 +238,13 @@ func (o *InstallOptions) resolveKind(ctx context.Context, c *cluster.Cluster, so
 	}
 	defer p.Close()
 	kind, err := packageKind(p, limits)
+	if err == nil {
+		// What the package manager would refuse (a bad tar entry after the
+		// meta object, a digest mismatch) is refused here too.
+		err = p.Close()
+	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", o.Spec.Package, err)
+		return fmt.Errorf("read %s to learn its kind: %w", o.Spec.Package, err)
 	}
 	k, err := cluster.InstallKind(c.Dialect(), kind)
 	if err != nil {

@@ -80,7 +80,10 @@ func decompress(br *bufio.Reader, what string) (io.Reader, func(), error) {
 		}
 		return zr, func() { zr.Close() }, nil
 	case bytes.HasPrefix(head, zstdMagic):
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		// The window a frame asks for is memory the decoder allocates:
+		// bound it (package layers are far smaller than 64 MiB windows).
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxWindow(64<<20))
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: bad zstd header: %w", what, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -137,11 +138,11 @@ func WriteText(w io.Writer, r Result) {
 		fmt.Fprintf(w, "%s: valid %s %s (%d %s)\n", r.Source, r.Kind, r.Name, r.Objects, plural(r.Objects, "object"))
 		return
 	}
-	what := r.Kind
-	if r.Name != "" {
-		what += " " + r.Name
+	what := strings.TrimSpace(r.Kind + " " + r.Name)
+	if what != "" {
+		what = " " + what
 	}
-	fmt.Fprintf(w, "%s: invalid %s: %d %s\n", r.Source, what, len(r.Violations), plural(len(r.Violations), "violation"))
+	fmt.Fprintf(w, "%s: invalid%s: %d %s\n", r.Source, what, len(r.Violations), plural(len(r.Violations), "violation"))
 	for _, v := range r.Violations {
 		fmt.Fprintf(w, "    %s\n", v)
 	}

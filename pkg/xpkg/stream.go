@@ -14,7 +14,6 @@ import (
 	"io"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg/fastyaml"
 )
@@ -74,7 +73,9 @@ type Decoder struct {
 	r      *bufio.Reader
 	limits Limits
 	index  int
-	done   bool
+	// raw counts every document read, empty ones included.
+	raw  int
+	done bool
 }
 
 // NewDecoder reads the stream from r within limits.
@@ -107,9 +108,11 @@ func (d *Decoder) NextRaw() ([]byte, error) {
 	if d.done {
 		return nil, io.EOF
 	}
-	if d.limits.MaxDocuments > 0 && d.index >= d.limits.MaxDocuments {
+	// Documents holding only comments count too: they cost reading.
+	if d.limits.MaxDocuments > 0 && (d.index >= d.limits.MaxDocuments || d.raw >= 2*d.limits.MaxDocuments) {
 		return nil, fmt.Errorf("the stream holds more than %d documents", d.limits.MaxDocuments)
 	}
+	d.raw++
 	var doc bytes.Buffer
 	lineStart := true
 	for {
@@ -162,8 +165,9 @@ func decode(index int, raw []byte) (*Object, error) {
 	// answers exactly as sigs.k8s.io/yaml would, or declines.
 	v, ok := fastyaml.Decode(raw)
 	if !ok {
-		if err := yaml.Unmarshal(raw, &v); err != nil {
-			return nil, &SyntaxError{Document: index, Err: fmt.Errorf("invalid YAML: %w", err)}
+		var err error
+		if v, err = decodeSlowly(raw); err != nil {
+			return nil, &SyntaxError{Document: index, Err: err}
 		}
 	}
 	if v == nil {

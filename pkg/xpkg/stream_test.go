@@ -97,8 +97,35 @@ func TestAliasBomb(t *testing.T) {
 		b.WriteString("]\n")
 	}
 	_, err := docs(t, b.String(), DefaultLimits)
-	if err == nil || !strings.Contains(err.Error(), "excessive aliasing") {
+	if err == nil || !strings.Contains(err.Error(), "aliases expand it to more than") {
 		t.Fatalf("err = %v, want the alias-expansion refusal", err)
+	}
+}
+
+// TestAliasAmplification: few aliases of a large scalar expand a small
+// document far beyond its size; the bound is on the expansion.
+func TestAliasAmplification(t *testing.T) {
+	doc := "a: &a " + strings.Repeat("x", 64<<10) + "\nb: [" + strings.TrimSuffix(strings.Repeat("*a,", 32), ",") + "]\n"
+	if _, err := docs(t, doc, DefaultLimits); err == nil || !strings.Contains(err.Error(), "aliases expand it") {
+		t.Fatalf("err = %v", err)
+	}
+	small := "a: &a {x: 1}\nb: [*a, *a]\n"
+	if _, err := docs(t, small, DefaultLimits); err != nil {
+		t.Fatalf("a modest use of aliases: %v", err)
+	}
+}
+
+// TestSlowPathBounds: YAML the fast decoder declines is read within a size
+// bound, except JSON, which is read as JSON.
+func TestSlowPathBounds(t *testing.T) {
+	flow := "{items: [" + strings.TrimSuffix(strings.Repeat("{a: 1}, ", 200000), ", ") + "]}\n"
+	if _, err := docs(t, flow, DefaultLimits); err == nil || !strings.Contains(err.Error(), "flow style") {
+		t.Fatalf("a %d-byte flow document: %v", len(flow), err)
+	}
+	json := `{"apiVersion": "v1", "kind": "List", "items": [` + strings.TrimSuffix(strings.Repeat(`{"a": 1}, `, 200000), ", ") + "]}\n"
+	got, err := docs(t, json, DefaultLimits)
+	if err != nil || len(got) != 1 || len(got[0].Content["items"].([]any)) != 200000 {
+		t.Fatalf("a %d-byte JSON document: %v", len(json), err)
 	}
 }
 

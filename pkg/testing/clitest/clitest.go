@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
@@ -38,6 +39,10 @@ type Result struct {
 	Stdout   string
 	Stderr   string
 	ExitCode int
+	// MaxRSSKiB is the command's peak resident memory in KiB, as Linux
+	// counts it: no less than the test process's own peak when the command
+	// started, which exec carries over.
+	MaxRSSKiB int64
 }
 
 // New starts a user session in a fresh HOME with no kubeconfig and no
@@ -170,6 +175,11 @@ func (r *Running) Wait() *Result {
 	r.t.Helper()
 	err := r.cmd.Wait()
 	res := &Result{Args: r.args, Stdout: r.stdout.String(), Stderr: r.stderr.String()}
+	if ps := r.cmd.ProcessState; ps != nil {
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			res.MaxRSSKiB = ru.Maxrss
+		}
+	}
 	var exitErr *exec.ExitError
 	switch {
 	case errors.As(err, &exitErr):
