@@ -11,7 +11,7 @@ GOTESTFLAGS ?=
 
 export CGO_ENABLED ?= 0
 
-.PHONY: help build install test e2e demo fuzz bench-extract bench-diff lint fmt dev-env dev-env-down k8s-bins e2e-bins clean distclean
+.PHONY: help build install test e2e demo fuzz bench bench-extract bench-diff lint fmt dev-env dev-env-down k8s-bins e2e-bins clean distclean
 
 help: ## Show this help.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -39,6 +39,9 @@ demo: build k8s-bins e2e-bins ## A narrated, self-checking session of every verb
 
 fuzz: ## Run every fuzz target for FUZZTIME each (default 10s); make test does too.
 	hack/fuzz.sh
+
+bench: build k8s-bins ## Run every benchmark (startup, extract, diff, describe round trips) and write BENCHMARKS.md; BENCHFLAGS=-quick for 3 runs.
+	go run ./hack/bench -bin $(BIN) -k8s-bin $$(hack/build-k8s.sh) $(BENCHFLAGS)
 
 bench-extract: build ## Time and peak RSS of extract against fetch+gunzip, on provider-aws and a 10x package.
 	go run ./hack/bench/extract -bin $(BIN)

@@ -3,33 +3,19 @@
 // gunzipping it to /dev/null. It pushes provider-aws v0.58.0 and a
 // synthetic package ten times larger to an in-process registry, runs each
 // command several times as a separate process, and prints the median wall
-// time and the peak RSS of each, with the ratios.
+// time and the peak RSS of each, with the ratios. The work is done by
+// hack/bench/internal/extractbench, which go run ./hack/bench also runs.
 //
 //	go run ./hack/bench/extract -bin bin/kubectl-xpkg [-runs 7]
 package main
 
 import (
-	"bytes"
-	"compress/gzip"
 	"flag"
-	"fmt"
-	"io"
 	"log"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	kgzip "github.com/klauspost/compress/gzip"
-
+	"github.com/kubectl-xpkg/kubectl-xpkg/hack/bench/internal/extractbench"
 	"github.com/kubectl-xpkg/kubectl-xpkg/hack/bench/internal/measure"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
 )
 
 func main() {
@@ -39,8 +25,8 @@ func main() {
 		}
 		return
 	}
-	if len(os.Args) == 4 && os.Args[1] == "floor" {
-		if err := floor(os.Args[2], os.Args[3]); err != nil {
+	if len(os.Args) == 4 && os.Args[1] == extractbench.FloorArg {
+		if err := extractbench.Floor(os.Args[2], os.Args[3]); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -48,98 +34,7 @@ func main() {
 	bin := flag.String("bin", "bin/kubectl-xpkg", "kubectl-xpkg binary to measure")
 	runs := flag.Int("runs", 7, "runs of each command; the median is reported")
 	flag.Parse()
-	if err := run(*bin, *runs); err != nil {
+	if err := extractbench.Run(*bin, "", *runs, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
-}
-
-// floor fetches a blob and gunzips it to nothing, with the standard
-// library's gzip or klauspost/compress's.
-func floor(ref, impl string) error {
-	d, err := name.NewDigest(ref)
-	if err != nil {
-		return err
-	}
-	l, err := remote.Layer(d)
-	if err != nil {
-		return err
-	}
-	rc, err := l.Compressed()
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	var zr io.Reader
-	if impl == "stdlib" {
-		zr, err = gzip.NewReader(rc)
-	} else {
-		zr, err = kgzip.NewReader(rc)
-	}
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(io.Discard, zr)
-	return err
-}
-
-func run(bin string, runs int) error {
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	defer srv.Close()
-	host := strings.TrimPrefix(srv.URL, "http://")
-	root, err := testenv.ModuleRoot()
-	if err != nil {
-		return err
-	}
-	aws, err := source.DirStream(filepath.Join(root, "hack/testdata/packages/provider-aws/v0.58.0"))
-	if err != nil {
-		return err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	fmt.Printf("| package | uncompressed | extract (median) | extract peak RSS | floor, klauspost gunzip | floor, stdlib gunzip | extract / klauspost floor | extract / stdlib floor |\n|---|---|---|---|---|---|---|---|\n")
-	for _, pkg := range []struct {
-		name   string
-		stream []byte
-	}{{"provider-aws v0.58.0", aws}, {"synthetic 10x", bytes.Repeat(aws, 10)}} {
-		ref, blob, err := push(host, pkg.name, pkg.stream)
-		if err != nil {
-			return err
-		}
-		ext, err := measure.Median(runs, nil, bin, "extract", ref)
-		if err != nil {
-			return err
-		}
-		fk, err := measure.Median(runs, nil, self, "floor", blob, "klauspost")
-		if err != nil {
-			return err
-		}
-		fs, err := measure.Median(runs, nil, self, "floor", blob, "stdlib")
-		if err != nil {
-			return err
-		}
-		fmt.Printf("| %s | %.1f MB | %s | %.1f MiB | %s (%.1f MiB) | %s (%.1f MiB) | %.2f | %.2f |\n", pkg.name,
-			float64(len(pkg.stream))/1e6, ext.Wall.Round(time.Millisecond), ext.MiB(),
-			fk.Wall.Round(time.Millisecond), fk.MiB(), fs.Wall.Round(time.Millisecond), fs.MiB(),
-			ext.Wall.Seconds()/fk.Wall.Seconds(), ext.Wall.Seconds()/fs.Wall.Seconds())
-	}
-	return nil
-}
-
-func push(host, label string, stream []byte) (ref, blob string, err error) {
-	img, err := fixture.Image(stream)
-	if err != nil {
-		return "", "", err
-	}
-	repo := host + "/bench/" + strings.NewReplacer(" ", "-", ".", "-").Replace(label)
-	if err := fixture.Push(repo+":v1", img); err != nil {
-		return "", "", err
-	}
-	layers, err := img.Layers()
-	if err != nil {
-		return "", "", err
-	}
-	d, err := layers[0].Digest()
-	return repo + ":v1", repo + "@" + d.String(), err
 }

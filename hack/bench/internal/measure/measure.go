@@ -14,6 +14,13 @@
 //		}
 //		return
 //	}
+//
+// A benchmark binary is itself large, and a command smaller than the child
+// (hello-world, 2 MiB) would report the child's footprint. UseLightChild
+// builds a minimal child (./child, only the standard library) and makes
+// Median and Interleave use it; every Result also carries the child's own
+// peak at the time it started the command (Floor), below which a figure
+// is the child's, not the command's.
 package measure
 
 import (
@@ -35,15 +42,20 @@ const ChildArg = "measure"
 
 // Result is a command's median wall time and peak RSS.
 type Result struct {
-	Wall time.Duration
-	RSS  int64 // KiB
+	Wall  time.Duration
+	RSS   int64 // KiB
+	Floor int64 // KiB: the measuring child's own peak; RSS cannot read lower
 }
+
+// AtFloor says whether the peak RSS is the measuring child's rather than
+// the command's: an upper bound only.
+func (r Result) AtFloor() bool { return r.RSS <= r.Floor }
 
 // MiB is the peak RSS in MiB.
 func (r Result) MiB() float64 { return float64(r.RSS) / 1024 }
 
-// Child runs a command and prints its wall time (ns) and peak RSS (KiB) on
-// stdout. args are the exit statuses that count as success besides 0, comma
+// Child runs a command and prints its wall time (ns), its peak RSS (KiB)
+// and the child's own peak RSS before starting it (KiB) on stdout. args are the exit statuses that count as success besides 0, comma
 // separated ("" for none), then the command and its arguments. The
 // command's stdout goes to /dev/null, its stderr to ours.
 func Child(args []string) error {
@@ -59,6 +71,7 @@ func Child(args []string) error {
 		return err
 	}
 	defer devnull.Close()
+	floor := selfPeak()
 	cmd := exec.Command(args[1], args[2:]...)
 	cmd.Stdout = devnull // a file, as with > /dev/null: no pipe to copy through
 	cmd.Stderr = os.Stderr
@@ -73,8 +86,21 @@ func Child(args []string) error {
 		return err
 	}
 	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	fmt.Printf("%d %d\n", wall.Nanoseconds(), ru.Maxrss)
+	fmt.Printf("%d %d %d\n", wall.Nanoseconds(), ru.Maxrss, floor)
 	return nil
+}
+
+// selfPeak is this process's peak RSS in KiB (VmHWM), which Linux hands on
+// to the command it starts; 0 if unknown.
+func selfPeak() int64 {
+	b, _ := os.ReadFile("/proc/self/status")
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kib
+		}
+	}
+	return 0
 }
 
 // Median runs a command runs times, each through Child, and returns the
@@ -82,29 +108,66 @@ func Child(args []string) error {
 // statuses besides 0 that count as success, e.g. 1 for GNU diff when the
 // files differ; any other status is an error.
 func Median(runs int, ok []int, bin string, args ...string) (Result, error) {
-	self, err := os.Executable()
+	rs, err := Interleave(runs, Command{OK: ok, Bin: bin, Args: args})
 	if err != nil {
 		return Result{}, err
 	}
-	var walls []time.Duration
-	var rss int64
+	return rs[0], nil
+}
+
+// Command is one command to measure.
+type Command struct {
+	OK   []int // exit statuses besides 0 that count as success
+	Bin  string
+	Args []string
+}
+
+// Interleave runs each command runs times, taking turns (run 1 of every
+// command, then run 2...) so that a change in the machine's load touches
+// all of them alike, and returns each one's median wall time and largest
+// peak RSS.
+func Interleave(runs int, cmds ...Command) ([]Result, error) {
+	walls := make([][]time.Duration, len(cmds))
+	out := make([]Result, len(cmds))
 	for range runs {
-		childArgs := append([]string{ChildArg, formatStatuses(ok), bin}, args...)
-		cmd := exec.Command(self, childArgs...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			return Result{}, fmt.Errorf("%s %v: %v: %s", bin, args, err, stderr.String())
+		for i, c := range cmds {
+			wall, rss, floor, err := once(c)
+			if err != nil {
+				return nil, err
+			}
+			walls[i] = append(walls[i], wall)
+			out[i].RSS, out[i].Floor = max(out[i].RSS, rss), max(out[i].Floor, floor)
 		}
-		var ns, kib int64
-		if _, err := fmt.Sscan(stdout.String(), &ns, &kib); err != nil {
-			return Result{}, err
-		}
-		walls = append(walls, time.Duration(ns))
-		rss = max(rss, kib)
 	}
-	slices.Sort(walls)
-	return Result{Wall: walls[len(walls)/2], RSS: rss}, nil
+	for i := range cmds {
+		slices.Sort(walls[i])
+		out[i].Wall = walls[i][len(walls[i])/2]
+	}
+	return out, nil
+}
+
+// once runs a command through the measuring child.
+func once(c Command) (wall time.Duration, rss, floor int64, err error) {
+	child, args := lightChild, []string{}
+	if child == "" {
+		if child, err = os.Executable(); err != nil {
+			return 0, 0, 0, err
+		}
+		args = []string{ChildArg}
+	}
+	args = append(args, formatStatuses(c.OK), c.Bin)
+	args = append(args, c.Args...)
+	cmd := exec.Command(child, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return 0, 0, 0, fmt.Errorf("%s %v: %v: %s", c.Bin, c.Args, err, stderr.String())
+	}
+	var ns int64
+	if _, err := fmt.Sscan(stdout.String(), &ns, &rss, &floor); err != nil {
+		return 0, 0, 0, fmt.Errorf("%s %v: measuring child said %q: %v", c.Bin, c.Args, stdout.String(), err)
+	}
+	return time.Duration(ns), rss, floor, nil
 }
 
 func formatStatuses(ok []int) string {

@@ -1,0 +1,136 @@
+// Package extractbench benchmarks `kubectl xpkg extract` to stdout against
+// its floor: fetching the same layer blob from the same loopback registry
+// and gunzipping it to /dev/null. It pushes provider-aws v0.58.0 and a
+// synthetic package ten times larger to an in-process registry, runs each
+// command several times as a separate process, the three commands of a
+// package taking turns, and prints the median wall time and the peak RSS of
+// each, with the ratios, as a Markdown table.
+//
+// The floor runs as a benchmark binary started with FloorArg (Run's
+// floorBin, hack/bench/extract itself when it runs alone), whose main
+// therefore begins, after the measure.ChildArg check, with:
+//
+//	if len(os.Args) == 4 && os.Args[1] == extractbench.FloorArg {
+//		if err := extractbench.Floor(os.Args[2], os.Args[3]); err != nil {
+//			log.Fatal(err)
+//		}
+//		return
+//	}
+package extractbench
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	kgzip "github.com/klauspost/compress/gzip"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/hack/bench/internal/measure"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
+)
+
+// FloorArg is the first argument that makes a benchmark binary run the
+// floor: FloorArg BLOB-REF stdlib|klauspost.
+const FloorArg = "floor"
+
+// Floor fetches a blob and gunzips it to nothing, with the standard
+// library's gzip or klauspost/compress's.
+func Floor(ref, impl string) error {
+	d, err := name.NewDigest(ref)
+	if err != nil {
+		return err
+	}
+	l, err := remote.Layer(d)
+	if err != nil {
+		return err
+	}
+	rc, err := l.Compressed()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	var zr io.Reader
+	if impl == "stdlib" {
+		zr, err = gzip.NewReader(rc)
+	} else {
+		zr, err = kgzip.NewReader(rc)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, zr)
+	return err
+}
+
+// Run measures bin's extract on both packages, runs times each, and writes
+// the table to w. floorBin runs the floor; "" is this binary.
+func Run(bin, floorBin string, runs int, w io.Writer) error {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		return err
+	}
+	aws, err := source.DirStream(filepath.Join(root, "hack/testdata/packages/provider-aws/v0.58.0"))
+	if err != nil {
+		return err
+	}
+	if floorBin == "" {
+		if floorBin, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "| package | uncompressed | extract (median) | extract peak RSS | floor, klauspost gunzip | floor, stdlib gunzip | extract / klauspost floor | extract / stdlib floor |\n|---|---|---|---|---|---|---|---|\n")
+	for _, pkg := range []struct {
+		name   string
+		stream []byte
+	}{{"provider-aws v0.58.0", aws}, {"synthetic 10x", bytes.Repeat(aws, 10)}} {
+		ref, blob, err := push(host, pkg.name, pkg.stream)
+		if err != nil {
+			return err
+		}
+		res, err := measure.Interleave(runs,
+			measure.Command{Bin: bin, Args: []string{"extract", ref}},
+			measure.Command{Bin: floorBin, Args: []string{FloorArg, blob, "klauspost"}},
+			measure.Command{Bin: floorBin, Args: []string{FloorArg, blob, "stdlib"}})
+		if err != nil {
+			return err
+		}
+		ext, fk, fs := res[0], res[1], res[2]
+		fmt.Fprintf(w, "| %s | %.1f MB | %s | %.1f MiB | %s (%.1f MiB) | %s (%.1f MiB) | %.2f | %.2f |\n", pkg.name,
+			float64(len(pkg.stream))/1e6, ext.Wall.Round(time.Millisecond), ext.MiB(),
+			fk.Wall.Round(time.Millisecond), fk.MiB(), fs.Wall.Round(time.Millisecond), fs.MiB(),
+			ext.Wall.Seconds()/fk.Wall.Seconds(), ext.Wall.Seconds()/fs.Wall.Seconds())
+	}
+	return nil
+}
+
+func push(host, label string, stream []byte) (ref, blob string, err error) {
+	img, err := fixture.Image(stream)
+	if err != nil {
+		return "", "", err
+	}
+	repo := host + "/bench/" + strings.NewReplacer(" ", "-", ".", "-").Replace(label)
+	if err := fixture.Push(repo+":v1", img); err != nil {
+		return "", "", err
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return "", "", err
+	}
+	d, err := layers[0].Digest()
+	return repo + ":v1", repo + "@" + d.String(), err
+}

@@ -1,0 +1,191 @@
+// Command bench runs every benchmark of kubectl-xpkg and writes
+// BENCHMARKS.md at the module root, printing the same tables on stdout:
+//
+//   - startup: `kubectl-xpkg --help` and `version --client` against a
+//     hello-world Go binary built here with the same flags, the binary sizes,
+//     and the costliest package initialisers (GODEBUG=inittrace=1);
+//   - extract: hack/bench/extract (extract against fetch + gunzip);
+//   - diff: hack/bench/diff (diff against GNU diff -u);
+//   - describe: requests, round trips and time of `kubectl-xpkg describe`
+//     on a package with 1 and 20 revisions, against a local API server it
+//     starts in -env-dir and stops at the end.
+//
+// Every command runs as a separate process through a small measuring child
+// (hack/bench/internal/measure) that reports its wall time and peak RSS.
+//
+//	go run ./hack/bench -bin bin/kubectl-xpkg [-runs 7 | -quick] [-k8s-bin DIR]
+//	go run ./hack/bench -bin bin/kubectl-xpkg -only startup,describe   (stdout only)
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/hack/bench/internal/diffbench"
+	"github.com/kubectl-xpkg/kubectl-xpkg/hack/bench/internal/extractbench"
+	"github.com/kubectl-xpkg/kubectl-xpkg/hack/bench/internal/measure"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
+)
+
+// config is the command line.
+type config struct {
+	bin    string // kubectl-xpkg, absolute
+	k8sBin string // kube-apiserver, etcd, kubectl
+	envDir string // the describe benchmark's environment
+	out    string // "" writes nothing
+	runs   int    // runs of each command
+	only   []string
+	tmp    string // scratch directory, removed at the end
+	root   string // module root
+}
+
+// startupRuns is how many times more often the startup commands run than
+// the others: they take milliseconds, and the noise is relatively larger.
+const startupRuns = 5
+
+// section is one benchmark of the report.
+type section struct {
+	name, title string
+	run         func(*config, *report) error
+}
+
+var sections = []section{
+	{"startup", "Startup", runStartup},
+	{"extract", "Extract", runExtract},
+	{"diff", "Diff", runDiff},
+	{"describe", "Describe round trips", runDescribe},
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == measure.ChildArg {
+		if err := measure.Child(os.Args[2:]); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	if len(os.Args) == 4 && os.Args[1] == extractbench.FloorArg {
+		if err := extractbench.Floor(os.Args[2], os.Args[3]); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	log.SetFlags(0)
+	log.SetPrefix("bench: ")
+	cfg, err := parseFlags()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := run(cfg); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func parseFlags() (*config, error) {
+	cfg := &config{}
+	flag.StringVar(&cfg.bin, "bin", "bin/kubectl-xpkg", "kubectl-xpkg binary to measure (make build: stripped, -trimpath)")
+	flag.StringVar(&cfg.k8sBin, "k8s-bin", "", "directory with kube-apiserver, etcd and kubectl (default: hack/bin/k8s-*, see hack/build-k8s.sh)")
+	flag.StringVar(&cfg.envDir, "env-dir", "_output/bench-env", "state directory of the describe benchmark's API server, relative to the module root")
+	flag.StringVar(&cfg.out, "out", "BENCHMARKS.md", "report to write, relative to the module root (\"\" for none)")
+	flag.IntVar(&cfg.runs, "runs", 7, fmt.Sprintf("runs of each command; the median is reported (startup: %d times as many)", startupRuns))
+	quick := flag.Bool("quick", false, "3 runs of each command instead of -runs")
+	only := flag.String("only", "", "comma-separated benchmarks to run (startup, extract, diff, describe); the report is then printed, not written")
+	flag.Parse()
+	if *quick {
+		cfg.runs = 3
+	}
+	if cfg.runs < 1 {
+		return nil, fmt.Errorf("-runs must be at least 1")
+	}
+	for _, name := range strings.Split(*only, ",") {
+		if name == "" {
+			continue
+		}
+		if !slices.ContainsFunc(sections, func(s section) bool { return s.name == name }) {
+			return nil, fmt.Errorf("-only: no benchmark %q", name)
+		}
+		cfg.only = append(cfg.only, name)
+	}
+	var err error
+	if cfg.bin, err = filepath.Abs(cfg.bin); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(cfg.bin); err != nil {
+		return nil, fmt.Errorf("-bin: %w (make build)", err)
+	}
+	if cfg.k8sBin == "" {
+		cfg.k8sBin, err = testenv.DefaultBinDir()
+	}
+	return cfg, err
+}
+
+func run(cfg *config) error {
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		return err
+	}
+	cfg.root, cfg.envDir = root, underRoot(root, cfg.envDir)
+	if cfg.tmp, err = os.MkdirTemp("", "xpkg-bench-"); err != nil {
+		return err
+	}
+	defer os.RemoveAll(cfg.tmp)
+	if err := measure.UseLightChild(cfg.tmp); err != nil {
+		return err
+	}
+	r := newReport(os.Stdout)
+	if err := r.preamble(cfg); err != nil {
+		return err
+	}
+	for _, s := range sections {
+		if len(cfg.only) > 0 && !slices.Contains(cfg.only, s.name) {
+			continue
+		}
+		log.Printf("running the %s benchmark (%d runs)", s.name, cfg.runs)
+		r.heading(s.title)
+		if err := s.run(cfg, r); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	r.machineAfter()
+	if cfg.out == "" || len(cfg.only) > 0 {
+		return nil
+	}
+	out := underRoot(root, cfg.out)
+	if err := os.WriteFile(out, r.bytes(), 0o644); err != nil {
+		return err
+	}
+	log.Printf("wrote %s", out)
+	return nil
+}
+
+// underRoot is path, relative to the module root unless absolute.
+func underRoot(root, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(root, path)
+}
+
+// runExtract runs the extract benchmark with the floor in a binary of
+// hack/bench/extract, as that command alone measures it: the floor's peak
+// RSS includes its binary's, and this one's is larger.
+func runExtract(cfg *config, r *report) error {
+	r.para(extractMethod)
+	floor := filepath.Join(cfg.tmp, "bench-extract")
+	c := exec.Command("go", "build", "-o", floor, "./hack/bench/extract")
+	c.Dir = cfg.root
+	if out, err := c.CombinedOutput(); err != nil {
+		return fmt.Errorf("build hack/bench/extract: %v: %s", err, out)
+	}
+	return extractbench.Run(cfg.bin, floor, cfg.runs, r)
+}
+
+func runDiff(cfg *config, r *report) error {
+	r.para(diffMethod)
+	return diffbench.Run(cfg.bin, cfg.runs, r)
+}

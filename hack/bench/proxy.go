@@ -1,0 +1,154 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// request is one API request a -v=6 run logged.
+type request struct {
+	verb, path string
+	discovery  bool
+}
+
+// responseLine is client-go's one line per request at -v=6, as
+// cmd/kubectl-xpkg/describe_test.go reads it.
+var responseLine = regexp.MustCompile(`"Response" verb="(\w+)" url="https?://[^/]+(/[^"?]*)`)
+
+// discoveryPath is /api, /apis, /api/V and /apis/GROUP[/V]: discovery, which
+// the disk cache answers on later runs.
+var discoveryPath = regexp.MustCompile(`^/apis?(/[^/]+(/[^/]+)?)?$`)
+
+func parseRequests(stderr string) []request {
+	var out []request
+	for _, m := range responseLine.FindAllStringSubmatch(stderr, -1) {
+		out = append(out, request{verb: m[1], path: m[2], discovery: discoveryPath.MatchString(m[2])})
+	}
+	return out
+}
+
+func countAPI(reqs []request) (api, discovery int) {
+	for _, r := range reqs {
+		if r.discovery {
+			discovery++
+		} else {
+			api++
+		}
+	}
+	return api, discovery
+}
+
+// recorder is a reverse proxy on 127.0.0.1 in front of the API server that
+// records when each request arrived and when its response was ready, so
+// that the requests of a run can be told apart into concurrent and
+// sequential. Its kubeconfig talks plain HTTP to it, without credentials;
+// it forwards with the admin's.
+type recorder struct {
+	srv        *httptest.Server
+	kubeconfig string
+	mu         sync.Mutex
+	spans      []span
+}
+
+// span is one request as the proxy saw it: start when it arrived, end
+// before the last write of its response, so that a request the client sent
+// after reading a response always starts after that response's end.
+type span struct{ start, end time.Time }
+
+func startRecorder(kubeconfig, path string) (*recorder, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	target, err := url.Parse(cfg.Host)
+	if err != nil {
+		return nil, err
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = rt
+	rec := &recorder{kubeconfig: path}
+	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		tw := &timedWriter{ResponseWriter: w}
+		s := span{start: time.Now()}
+		rp.ServeHTTP(tw, req)
+		s.end = tw.last
+		if s.end.IsZero() {
+			s.end = time.Now()
+		}
+		rec.mu.Lock()
+		rec.spans = append(rec.spans, s)
+		rec.mu.Unlock()
+	}))
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["bench-proxy"] = &clientcmdapi.Cluster{Server: rec.srv.URL}
+	kc.AuthInfos["bench-proxy"] = &clientcmdapi.AuthInfo{}
+	kc.Contexts["bench-proxy"] = &clientcmdapi.Context{Cluster: "bench-proxy", AuthInfo: "bench-proxy", Namespace: "default"}
+	kc.CurrentContext = "bench-proxy"
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		rec.srv.Close()
+		return nil, err
+	}
+	return rec, nil
+}
+
+func (rec *recorder) Close() { rec.srv.Close() }
+
+// take returns the spans recorded since the last take.
+func (rec *recorder) take() []span {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	s := rec.spans
+	rec.spans = nil
+	return s
+}
+
+// timedWriter notes the time before each write of the response.
+type timedWriter struct {
+	http.ResponseWriter
+	last time.Time
+}
+
+func (t *timedWriter) WriteHeader(code int) {
+	t.last = time.Now()
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *timedWriter) Write(b []byte) (int, error) {
+	t.last = time.Now()
+	return t.ResponseWriter.Write(b)
+}
+
+func (t *timedWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// roundTrips is the length of the longest chain of requests each sent after
+// the previous one's response: the number of sequential round trips, however
+// many requests each of them carried concurrently.
+func roundTrips(spans []span) int {
+	slices.SortFunc(spans, func(a, b span) int { return a.start.Compare(b.start) })
+	depth := make([]int, len(spans))
+	longest := 0
+	for i, s := range spans {
+		depth[i] = 1
+		for j := range i {
+			if !spans[j].end.After(s.start) {
+				depth[i] = max(depth[i], depth[j]+1)
+			}
+		}
+		longest = max(longest, depth[i])
+	}
+	return longest
+}
