@@ -11,10 +11,10 @@ GOTESTFLAGS ?=
 
 export CGO_ENABLED ?= 0
 
-.PHONY: help build install test e2e demo fuzz bench bench-extract bench-diff lint fmt dev-env dev-env-down k8s-bins e2e-bins clean distclean
+.PHONY: help build install test e2e demo fuzz bench bench-extract bench-diff release-tools release-snapshot krew-manifest release-check lint fmt dev-env dev-env-down k8s-bins e2e-bins clean distclean
 
 help: ## Show this help.
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-17s %s\n", $$1, $$2}'
 
 build: ## Build bin/kubectl-xpkg, version-stamped.
 	go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-xpkg
@@ -49,6 +49,21 @@ bench-extract: build ## Time and peak RSS of extract against fetch+gunzip, on pr
 bench-diff: build ## Time and peak RSS of diff against GNU diff -u, on provider-aws v0.50.0..v0.58.0 and a 10x pair.
 	go run ./hack/bench/diff -bin $(BIN)
 
+# The Krew manifest's tag: by default the version of the release in dist/.
+TAG ?= v$(shell sed -n 's/.*"version":"\([^"]*\)".*/\1/p' dist/metadata.json 2>/dev/null)
+
+release-tools: ## Build (or reuse cached) goreleaser, krew and validate-krew-manifest, pinned in hack/tools/go.mod.
+	hack/release/tools.sh >/dev/null
+
+release-snapshot: ## Build every release archive and checksums.txt into dist/ with goreleaser, publishing nothing.
+	"$$(hack/release/tools.sh goreleaser)" release --snapshot --clean
+
+krew-manifest: ## Render krew/xpkg.yaml from dist/'s archives into dist/krew/xpkg.yaml (TAG=v0.1.0 for a release).
+	go run ./hack/release/krew-manifest -tag $(TAG) -dist dist
+
+release-check: ## goreleaser check, a snapshot release, the Krew manifest validated and installed offline, kubectl xpkg through kubectl (HOST_ONLY=1: host target only).
+	hack/release/check.sh
+
 lint: ## gofmt and go vet.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt wants changes in:"; echo "$$out"; exit 1; fi
 	go vet ./...
@@ -68,5 +83,5 @@ clean: dev-env-down ## Stop the dev environment and remove build outputs.
 	go run ./hack/devenv down -dir _output/demo/env
 	rm -rf bin dist _output
 
-distclean: clean ## Also remove the cached kube-apiserver, etcd, kubectl, kube-controller-manager and crossplane.
+distclean: clean ## Also remove the cached kube-apiserver, etcd, kubectl, kube-controller-manager, crossplane and the release tools.
 	rm -rf hack/bin
