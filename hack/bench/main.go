@@ -63,18 +63,8 @@ var sections = []section{
 }
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == measure.ChildArg {
-		if err := measure.Child(os.Args[2:]); err != nil {
-			log.Fatal(err)
-		}
-		return
-	}
-	if len(os.Args) == 4 && os.Args[1] == extractbench.FloorArg {
-		if err := extractbench.Floor(os.Args[2], os.Args[3]); err != nil {
-			log.Fatal(err)
-		}
-		return
-	}
+	measure.ServeChild()
+	extractbench.ServeFloor()
 	log.SetFlags(0)
 	log.SetPrefix("bench: ")
 	cfg, err := parseFlags()

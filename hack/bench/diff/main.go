@@ -18,12 +18,7 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == measure.ChildArg {
-		if err := measure.Child(os.Args[2:]); err != nil {
-			log.Fatal(err)
-		}
-		return
-	}
+	measure.ServeChild()
 	bin := flag.String("bin", "bin/kubectl-xpkg", "kubectl-xpkg binary to measure")
 	runs := flag.Int("runs", 7, "runs of each command; the median is reported")
 	flag.Parse()

@@ -19,18 +19,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == measure.ChildArg {
-		if err := measure.Child(os.Args[2:]); err != nil {
-			log.Fatal(err)
-		}
-		return
-	}
-	if len(os.Args) == 4 && os.Args[1] == extractbench.FloorArg {
-		if err := extractbench.Floor(os.Args[2], os.Args[3]); err != nil {
-			log.Fatal(err)
-		}
-		return
-	}
+	measure.ServeChild()
+	extractbench.ServeFloor()
 	bin := flag.String("bin", "bin/kubectl-xpkg", "kubectl-xpkg binary to measure")
 	runs := flag.Int("runs", 7, "runs of each command; the median is reported")
 	flag.Parse()

@@ -45,6 +45,18 @@ import (
 // floor: FloorArg BLOB-REF stdlib|klauspost.
 const FloorArg = "floor"
 
+// ServeFloor runs the floor command and exits when the program was
+// started as it (with FloorArg, a blob reference and an implementation);
+// otherwise it returns.
+func ServeFloor() {
+	if len(os.Args) == 4 && os.Args[1] == FloorArg {
+		if err := Floor(os.Args[2], os.Args[3]); err != nil {
+			log.Fatal(err)
+		}
+		os.Exit(0)
+	}
+}
+
 // Floor fetches a blob and gunzips it to nothing, with the standard
 // library's gzip or klauspost/compress's.
 func Floor(ref, impl string) error {

@@ -27,6 +27,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"slices"
@@ -53,6 +54,17 @@ func (r Result) AtFloor() bool { return r.RSS <= r.Floor }
 
 // MiB is the peak RSS in MiB.
 func (r Result) MiB() float64 { return float64(r.RSS) / 1024 }
+
+// ServeChild runs the measuring child and exits when the program was
+// started as one (with ChildArg first); otherwise it returns.
+func ServeChild() {
+	if len(os.Args) > 1 && os.Args[1] == ChildArg {
+		if err := Child(os.Args[2:]); err != nil {
+			log.Fatal(err)
+		}
+		os.Exit(0)
+	}
+}
 
 // Child runs a command and prints its wall time (ns), its peak RSS (KiB)
 // and the child's own peak RSS before starting it (KiB) on stdout. args are the exit statuses that count as success besides 0, comma
