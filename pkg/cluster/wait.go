@@ -143,6 +143,10 @@ func timeout(err error, what string, d time.Duration, pending []string) error {
 type progress struct {
 	out  io.Writer
 	seen map[string]bool
+	// start is when the wait began; revisions maps the revisions reported
+	// to their last desired state.
+	start     time.Time
+	revisions map[string]string
 }
 
 func (p *progress) say(format string, args ...any) {

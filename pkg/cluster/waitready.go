@@ -22,7 +22,7 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name string, d time.Durat
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	w := c.newWatcher()
-	pr := &progress{out: out}
+	pr := &progress{out: out, start: time.Now()}
 	what := strings.ToLower(kind) + "/" + name
 	var pending []string
 	err := w.run(ctx, func() (bool, error) {
@@ -62,8 +62,26 @@ func (c *Cluster) reportRevisions(w *watcher, p *Package, pr *progress) {
 		if !c.dialect.IsRevisionOf(p, u) {
 			continue
 		}
-		r := c.dialect.ReadRevision(u)
-		pr.say("%s/%s: revision %s (%s) created for %s", strings.ToLower(p.Kind), p.Name, r.Name, orDash(r.DesiredState), r.Image)
+		pr.revision(strings.ToLower(p.Kind)+"/"+p.Name, c.dialect.ReadRevision(u))
+	}
+}
+
+// revision reports a revision the first time it is seen (created, if that
+// happened during the wait) and again when its desired state changes.
+func (pr *progress) revision(who string, r *Revision) {
+	if pr.revisions == nil {
+		pr.revisions = map[string]string{}
+	}
+	state := orDash(r.DesiredState)
+	prev, seen := pr.revisions[r.Name]
+	pr.revisions[r.Name] = state
+	switch {
+	case !seen && r.Created.Before(pr.start.Truncate(time.Second)):
+		pr.say("%s: revision %s (%s) for %s", who, r.Name, state, r.Image)
+	case !seen:
+		pr.say("%s: revision %s (%s) created for %s", who, r.Name, state, r.Image)
+	case prev != state:
+		pr.say("%s: revision %s is now %s", who, r.Name, state)
 	}
 }
 
@@ -124,7 +142,7 @@ func (c *Cluster) WaitDeleted(ctx context.Context, p *Package, d time.Duration, 
 	defer cancel()
 	w := c.newWatcher()
 	what := strings.ToLower(p.Kind) + "/" + p.Name
-	pr := &progress{out: out}
+	pr := &progress{out: out, start: time.Now()}
 	var pending []string
 	err := w.run(ctx, func() (bool, error) {
 		pending = nil
