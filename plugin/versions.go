@@ -113,7 +113,7 @@ func (o *VersionsOptions) mark(ctx context.Context, repo string, so source.Optio
 			if pkgs, err := c.List(ctx, "", ""); err == nil {
 				for _, p := range pkgs {
 					if cluster.RefRepository(p.Source) == full.Context().Name() {
-						installed[p.Version] = append(installed[p.Version], p.Kind+"/"+p.Name)
+						installed[p.Version] = append(installed[p.Version], strings.ToLower(p.Kind)+"/"+p.Name)
 					}
 				}
 			}

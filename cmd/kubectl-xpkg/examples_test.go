@@ -93,7 +93,7 @@ var brokenExamples = map[string]string{}
 // {registry} stands for the local registry.
 var exampleOutputs = map[string]string{
 	"kubectl xpkg install provider crossplane-contrib/provider-nop:v0.4.0 --dry-run=client -o yaml > provider.yaml": "package: {registry}/crossplane-contrib/provider-nop:v0.4.0",
-	"kubectl xpkg versions crossplane-contrib/provider-nop":                                                         "v0.4.0    Provider/provider-nop",
+	"kubectl xpkg versions crossplane-contrib/provider-nop":                                                         "v0.4.0    provider/provider-nop",
 	"kubectl xpkg extract ./layout -o json | jq '.items[].metadata.name'":                                           `"nopresources.nop.crossplane.io"`,
 	"kubectl xpkg uninstall configuration/configuration-aws-network --with-dependencies --yes":                      "provider/provider-nop deleted",
 }

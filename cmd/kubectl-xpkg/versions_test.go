@@ -30,7 +30,7 @@ func TestVersions(t *testing.T) {
 	t.Cleanup(func() { x.Run("uninstall", "versions-nop") })
 
 	r := x.Run("versions", repo).Succeeds(t)
-	want := "VERSION   INSTALLED\nv0.10.0\nv0.4.0    Provider/versions-nop\nv0.2.1\nlatest\n"
+	want := "VERSION   INSTALLED\nv0.10.0\nv0.4.0    provider/versions-nop\nv0.2.1\nlatest\n"
 	if r.Stdout != want {
 		t.Errorf("versions:\n%s\nwant:\n%s", r.Stdout, want)
 	}
