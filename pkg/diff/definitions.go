@@ -54,14 +54,12 @@ func definitionVersions(o *xpkg.Object) []apiVersion {
 // and, for every version in both, the schema and the version's other
 // settings.
 func compareDefinition(o, n *xpkg.Object) []Change {
+	ovs, nvs := definitionVersions(o), definitionVersions(n)
 	out := compareScopeAndNames(o, n)
-	out = append(out, compareVersions(o, n)...)
-	olds := map[string]apiVersion{}
-	for _, v := range definitionVersions(o) {
-		olds[v.name] = v
-	}
+	out = append(out, compareVersions(ovs, nvs)...)
+	olds := byName(ovs)
 	docs := 0
-	for _, nv := range definitionVersions(n) {
+	for _, nv := range nvs {
 		ov, ok := olds[nv.name]
 		if !ok {
 			continue
@@ -156,20 +154,15 @@ func scopeOf(o *xpkg.Object) string {
 // being served, breaks the clients and stored objects that use it; a new
 // storage version is compatible (the API server converts) but worth
 // knowing for the stored-version migration it implies.
-func compareVersions(o, n *xpkg.Object) []Change {
-	news := map[string]apiVersion{}
-	for _, v := range definitionVersions(n) {
-		news[v.name] = v
-	}
+func compareVersions(ovs, nvs []apiVersion) []Change {
+	olds, news := byName(ovs), byName(nvs)
 	var out []Change
 	add := func(version, msg, rule string) {
 		c := newChange(rule, "", msg)
 		c.Version = version
 		out = append(out, c)
 	}
-	oldNames := []string{}
-	for _, ov := range definitionVersions(o) {
-		oldNames = append(oldNames, ov.name)
+	for _, ov := range ovs {
 		nv, ok := news[ov.name]
 		switch {
 		case !ok:
@@ -186,12 +179,20 @@ func compareVersions(o, n *xpkg.Object) []Change {
 			add(ov.name, "deprecated", RuleVersionDeprecated)
 		}
 	}
-	for _, nv := range definitionVersions(n) {
-		if !slices.Contains(oldNames, nv.name) {
+	for _, nv := range nvs {
+		if _, ok := olds[nv.name]; !ok {
 			add(nv.name, "version added", RuleVersionAdded)
 		}
 	}
 	return out
+}
+
+func byName(vs []apiVersion) map[string]apiVersion {
+	m := make(map[string]apiVersion, len(vs))
+	for _, v := range vs {
+		m[v.name] = v
+	}
+	return m
 }
 
 func storageOf(vs map[string]apiVersion) string {

@@ -8,8 +8,10 @@
 package diff
 
 import (
+	"cmp"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
@@ -51,19 +53,7 @@ func Compare(old, new *xpkg.Package) *Report {
 }
 
 func cmpLabel(a, b ObjectDiff) int {
-	if a.Kind != b.Kind {
-		if a.Kind < b.Kind {
-			return -1
-		}
-		return 1
-	}
-	switch {
-	case a.Name < b.Name:
-		return -1
-	case a.Name > b.Name:
-		return 1
-	}
-	return 0
+	return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Name, b.Name))
 }
 
 func sideOf(p *xpkg.Package) Side {

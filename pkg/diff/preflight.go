@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -54,12 +55,7 @@ func definedVersions(p *xpkg.Package) map[string][]apiVersion {
 // StoredCRDs lists the CRDs whose stored versions Preflight needs: those
 // the old package's definitions make.
 func StoredCRDs(old *xpkg.Package) []string {
-	var names []string
-	for n := range definedVersions(old) {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(definedVersions(old)))
 }
 
 // Preflight finds the stored versions (CRD name → status.storedVersions)
@@ -68,7 +64,7 @@ func StoredCRDs(old *xpkg.Package) []string {
 func Preflight(old, new *xpkg.Package, stored map[string][]string) []Blocker {
 	olds, news := definedVersions(old), definedVersions(new)
 	var out []Blocker
-	for _, crd := range StoredCRDs(old) {
+	for _, crd := range slices.Sorted(maps.Keys(olds)) {
 		nvs, defined := news[crd]
 		for _, sv := range stored[crd] {
 			b := Blocker{CRD: crd, Version: sv, Target: migrationTarget(olds[crd], nvs)}

@@ -25,17 +25,12 @@ func (w *schemaWalker) add(rule, path, format string, args ...any) {
 
 // handled are the keywords the walker classifies itself; any other
 // keyword that differs is reported as schema-changed.
-var handled = map[string]bool{}
-
-func init() {
-	for _, k := range []string{
-		"type", "enum", "default", "required", "properties", "items", "additionalProperties",
-		"description", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string", "nullable", "pattern", "format",
-		"x-kubernetes-validations", "maxLength", "maxItems", "maxProperties", "maximum",
-		"minLength", "minItems", "minProperties", "minimum",
-	} {
-		handled[k] = true
-	}
+var handled = map[string]bool{
+	"type": true, "enum": true, "default": true, "required": true, "properties": true, "items": true,
+	"additionalProperties": true, "description": true, "x-kubernetes-preserve-unknown-fields": true,
+	"x-kubernetes-int-or-string": true, "nullable": true, "pattern": true, "format": true,
+	"x-kubernetes-validations": true, "maxLength": true, "maxItems": true, "maxProperties": true,
+	"maximum": true, "minLength": true, "minItems": true, "minProperties": true, "minimum": true,
 }
 
 // walk compares two schemas node by node. It does not test whole subtrees
@@ -151,10 +146,11 @@ func (w *schemaWalker) compareDefault(at string, o, n map[string]any) {
 var (
 	upperBounds = []string{"maxLength", "maxItems", "maxProperties", "maximum"}
 	lowerBounds = []string{"minLength", "minItems", "minProperties", "minimum"}
+	bounds      = append(slices.Clone(upperBounds), lowerBounds...)
 )
 
 func (w *schemaWalker) compareBounds(at string, o, n map[string]any) {
-	for _, k := range append(slices.Clone(upperBounds), lowerBounds...) {
+	for _, k := range bounds {
 		ov, hadOld := number(o[k])
 		nv, hasNew := number(n[k])
 		if hadOld == hasNew && ov == nv {

@@ -177,13 +177,6 @@ func transient(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 // attemptBody is the body of one try: closing it releases the try's
 // context, and a stall cancels it.
 type attemptBody struct {
