@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -102,7 +103,7 @@ func writeDescription(w io.Writer, d *cluster.Description) {
 	}
 	fmt.Fprintf(w, "Current revision:   %s\n", orNone(p.CurrentRevision))
 	if r := d.Current(); r != nil {
-		fmt.Fprintf(w, "Current image:      %s (digest %s…)\n", r.Image, orNone(revisionDigest(r.Name)))
+		fmt.Fprintf(w, "Current image:      %s (digest %s…)\n", cmp.Or(r.Image, r.Version), orNone(revisionDigest(r.Name)))
 	}
 	fmt.Fprintf(w, "Age:                %s\n", age(p.Created))
 	section(w, "Conditions", len(p.Conditions), func() {
@@ -115,7 +116,7 @@ func writeDescription(w io.Writer, d *cluster.Description) {
 	section(w, "Revisions", len(d.Revisions), func() {
 		t := printers.NewTable("NAME", "REVISION", "IMAGE", "STATE", "HEALTHY", "AGE")
 		for _, r := range d.Revisions {
-			t.Row(r.Name, fmt.Sprint(r.Revision), r.Image, orNone(r.DesiredState), revisionHealth(r), age(r.Created))
+			t.Row(r.Name, fmt.Sprint(r.Revision), cmp.Or(r.Image, r.Version), orNone(r.DesiredState), revisionHealth(r), age(r.Created))
 		}
 		indent(w, t)
 	})

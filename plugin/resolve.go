@@ -36,9 +36,7 @@ func readInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, 
 			return nil, err
 		}
 		for _, r := range revs {
-			// Crossplane v0.x records hold only the version: keep the
-			// package's own reference then.
-			if r.Name == p.CurrentRevision && strings.Contains(r.Image, "/") {
+			if r.Name == p.CurrentRevision && r.Image != "" {
 				in.image = r.Image
 			}
 		}

@@ -168,7 +168,8 @@ func legacyConditions(u *unstructured.Unstructured) []Condition {
 func (d *legacyDialect) ReadRevision(u *unstructured.Unstructured) *Revision {
 	r := &Revision{Kind: u.GetKind(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time,
 		Conditions: legacyConditions(u), Object: u, DesiredState: "Active", Revision: 1}
-	r.Image, _, _ = unstructured.NestedString(u.Object, "spec", "version")
+	// The records name the package's version, not its image.
+	r.Version, _, _ = unstructured.NestedString(u.Object, "spec", "version")
 	crds, _, _ := unstructured.NestedSlice(u.Object, "spec", "customresourcedefinitions")
 	for _, c := range crds {
 		m, _ := c.(map[string]any)

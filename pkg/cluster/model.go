@@ -48,9 +48,12 @@ func (p *Package) Condition(t string) *Condition { return findCondition(p.Condit
 
 // Revision is one revision of a package.
 type Revision struct {
-	Kind         string      `json:"kind"`
-	Name         string      `json:"name"`
-	Image        string      `json:"image"`
+	Kind  string `json:"kind"`
+	Name  string `json:"name"`
+	Image string `json:"image"`
+	// Version is set instead of Image by Crossplane v0.x's records, which
+	// name only the package's version.
+	Version      string      `json:"version,omitempty"`
 	Revision     int64       `json:"revision"`
 	DesiredState string      `json:"desiredState"`
 	Conditions   []Condition `json:"conditions,omitempty"`
