@@ -11,7 +11,7 @@ GOTESTFLAGS ?=
 
 export CGO_ENABLED ?= 0
 
-.PHONY: help build install test e2e demo fuzz bench bench-extract bench-diff release-tools release-snapshot krew-manifest release-check lint fmt dev-env dev-env-down k8s-bins e2e-bins clean distclean
+.PHONY: help build install test e2e demo fuzz bench bench-extract bench-diff release-tools release-snapshot krew-manifest release-check lint fmt dev-env dev-env-down k8s-bins e2e-bins registry-bin clean distclean
 
 help: ## Show this help.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-17s %s\n", $$1, $$2}'
@@ -28,13 +28,16 @@ k8s-bins: ## Build (or reuse cached) kube-apiserver, etcd, kubectl and kube-cont
 e2e-bins: ## Build (or reuse cached) the real Crossplane binary the end-to-end tests run.
 	hack/build-crossplane.sh >/dev/null
 
-test: build k8s-bins e2e-bins ## Run every test: unit, integration and end-to-end against local clusters and a registry it starts.
+registry-bin: ## Build (or reuse cached) the OCI registry (CNCF distribution v3) the tests, the demo and dev-env run.
+	hack/build-registry.sh >/dev/null
+
+test: build k8s-bins e2e-bins registry-bin ## Run every test: unit, integration and end-to-end against local clusters and a registry it starts.
 	GOTESTFLAGS="$(GOTESTFLAGS)" hack/test.sh $(BIN)
 
-e2e: build k8s-bins e2e-bins ## Run only the end-to-end tests against the real Crossplane package manager (make test runs them too).
+e2e: build k8s-bins e2e-bins registry-bin ## Run only the end-to-end tests against the real Crossplane package manager (make test runs them too).
 	E2E_ONLY=1 GOTESTFLAGS="$(GOTESTFLAGS)" hack/test.sh $(BIN)
 
-demo: build k8s-bins e2e-bins ## A narrated, self-checking session of every verb against a local cluster, registry and the real Crossplane (DEMOFLAGS=-keep leaves them running).
+demo: build k8s-bins e2e-bins registry-bin ## A narrated, self-checking session of every verb against a local cluster, registry and the real Crossplane (DEMOFLAGS=-keep leaves them running).
 	go run ./hack/demo -bin $(BIN) $(DEMOFLAGS)
 
 fuzz: ## Run every fuzz target for FUZZTIME each (default 10s); make test does too.
@@ -71,7 +74,7 @@ lint: ## gofmt and go vet.
 fmt: ## Format the Go sources.
 	gofmt -w $$(git ls-files '*.go')
 
-dev-env: build k8s-bins ## Start a local cluster + registry with the sample packages, run the plugin against it, print the exports.
+dev-env: build k8s-bins registry-bin ## Start a local cluster + registry with the sample packages, run the plugin against it, print the exports.
 	hack/dev-env.sh $(BIN)
 
 dev-env-down: ## Stop the environment dev-env started.
@@ -83,5 +86,5 @@ clean: dev-env-down ## Stop the dev environment and remove build outputs.
 	go run ./hack/devenv down -dir _output/demo/env
 	rm -rf bin dist _output
 
-distclean: clean ## Also remove the cached kube-apiserver, etcd, kubectl, kube-controller-manager, crossplane and the release tools.
+distclean: clean ## Also remove the cached kube-apiserver, etcd, kubectl, kube-controller-manager, crossplane, registry and the release tools.
 	rm -rf hack/bin

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Brings up the local development environment (kube-apiserver + etcd with
-# Crossplane's CRDs, a docker-registry holding the sample packages), runs the
+# Crossplane's CRDs, an OCI registry holding the sample packages), runs the
 # plugin against it, and prints the lines that point a shell at it.
 #
 #   hack/dev-env.sh BINARY
@@ -10,6 +10,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 binary=$(realpath "${1:?usage: hack/dev-env.sh path/to/kubectl-xpkg}")
 bindir=$(hack/build-k8s.sh)
+XPKG_REGISTRY_BIN=$(hack/build-registry.sh)
+export XPKG_REGISTRY_BIN
 exports=$(go run ./hack/devenv up -dir _output/devenv -bin "$bindir" -push-samples)
 eval "$exports"
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the repository against a real local environment:
-# starts kube-apiserver + etcd (with Crossplane's CRDs) and a docker-registry
-# with htpasswd auth on loopback, runs `go test` with $XPKG_TESTENV pointing
-# at it, and stops it again, whatever the outcome.
+# starts kube-apiserver + etcd (with Crossplane's CRDs) and an OCI registry
+# (hack/build-registry.sh) with htpasswd auth on loopback, runs `go test`
+# with $XPKG_TESTENV pointing at it, and stops it again, whatever the outcome.
 #
 # Packages whose tests run the real Crossplane package manager (they import
 # pkg/testing/crossplane) get an environment of their own, after the others
@@ -19,7 +19,8 @@ binary=$(realpath "${1:?usage: hack/test.sh path/to/kubectl-xpkg}")
 bindir=$(hack/build-k8s.sh)
 # The package manager's tests find the crossplane binary here.
 XPKG_CROSSPLANE_BIN=$(hack/build-crossplane.sh)
-export XPKG_CROSSPLANE_BIN
+XPKG_REGISTRY_BIN=$(hack/build-registry.sh)
+export XPKG_CROSSPLANE_BIN XPKG_REGISTRY_BIN
 
 go build -o _output/bin/devenv ./hack/devenv
 devenv=_output/bin/devenv

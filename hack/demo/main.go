@@ -1,6 +1,6 @@
 // Command demo runs a narrated session of kubectl-xpkg (make demo): it
 // brings up the local environment (kube-apiserver and etcd with Crossplane's
-// CRDs, a docker-registry holding the sample packages of hack/testdata) and
+// CRDs, an OCI registry holding the sample packages of hack/testdata) and
 // the real Crossplane package manager against it, then uses the plugin the
 // way an operator would, through `kubectl xpkg`: validate, extract and diff
 // packages, install a configuration with its dependencies, inspect it,

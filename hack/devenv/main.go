@@ -1,5 +1,5 @@
 // Command devenv starts and stops the local test environment: kube-apiserver
-// and etcd with Crossplane's CRDs, and a docker-registry with htpasswd auth,
+// and etcd with Crossplane's CRDs, and an OCI registry with htpasswd auth,
 // all on loopback. The Makefile's dev-env and test targets call it.
 //
 //	go run ./hack/devenv up   [-dir D] [-bin B] [-crossplane-version V] [-push-samples]

@@ -1,6 +1,7 @@
 // Package testenv runs the project's real test environment: etcd and
-// kube-apiserver with the Crossplane CRDs loaded, and a docker-registry with
-// htpasswd auth, all on loopback. `go run ./hack/devenv up` starts one for
+// kube-apiserver with the Crossplane CRDs loaded, and an OCI registry (the CNCF
+// distribution registry, built by hack/build-registry.sh) with htpasswd auth,
+// all on loopback. `go run ./hack/devenv up` starts one for
 // a shell or for `make test`; tests find it through $XPKG_TESTENV, or start
 // their own once per test binary (see Main).
 package testenv
@@ -12,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -53,8 +53,10 @@ type Options struct {
 	BinDir string
 	// CrossplaneVersion selects whose CRDs are loaded; "none" loads none.
 	CrossplaneVersion string
-	// NoRegistry skips docker-registry.
+	// NoRegistry skips the registry.
 	NoRegistry bool
+	// RegistryBin is the registry binary; default DefaultRegistryBin().
+	RegistryBin string
 	// Log receives progress lines.
 	Log io.Writer
 	// Detached servers outlive the process that started them (devenv up);
@@ -93,9 +95,11 @@ func Start(ctx context.Context, o Options) (env *Env, err error) {
 		}
 	}
 	if !o.NoRegistry {
-		bin, err := exec.LookPath("docker-registry")
-		if err != nil {
-			return env, errors.New("docker-registry not found: install Debian's docker-registry package (.ci/run does)")
+		bin := o.RegistryBin
+		if bin == "" {
+			if bin, err = DefaultRegistryBin(); err != nil {
+				return env, err
+			}
 		}
 		p, reg, err := startRegistry(ctx, dir, bin, o.Detached)
 		env.track(p, bin)

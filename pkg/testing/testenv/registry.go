@@ -16,7 +16,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// Registry is a running docker-registry (distribution) with htpasswd auth.
+// Registry is a running OCI registry (the CNCF distribution registry, v3)
+// with htpasswd auth.
 type Registry struct {
 	// Host is host:port, e.g. 127.0.0.1:41234; references are Host/repo:tag.
 	Host     string `json:"host"`
@@ -74,7 +75,10 @@ func startRegistry(ctx context.Context, dir, bin string, detached bool) (*proces
 	if err := WriteDockerConfig(reg.DockerConfig, reg.Host, reg.Username, reg.Password); err != nil {
 		return nil, nil, err
 	}
-	p, err := startProcess(dir, "docker-registry", bin, []string{"serve", cfgPath}, detached)
+	// The registry exports traces to an OTLP collector unless told not to;
+	// there is none here, and each failed export would be logged.
+	env := append(os.Environ(), "OTEL_TRACES_EXPORTER=none")
+	p, err := startProcessEnv(dir, "registry", bin, []string{"serve", cfgPath}, env, detached)
 	if err != nil {
 		return nil, nil, err
 	}

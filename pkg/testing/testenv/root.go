@@ -64,3 +64,30 @@ func DefaultBinDir() (string, error) {
 	}
 	return "", errors.New("no kube-apiserver built under hack/bin: run hack/build-k8s.sh (make test does)")
 }
+
+// RegistryBinEnvVar names the directory holding the registry binary; make
+// test sets it to what hack/build-registry.sh printed.
+const RegistryBinEnvVar = "XPKG_REGISTRY_BIN"
+
+// DefaultRegistryBin finds the registry hack/build-registry.sh cached:
+// registry in $XPKG_REGISTRY_BIN, else in the newest hack/bin/registry-*
+// directory. A registry on PATH is never used: the tests run the one
+// version this repository pins.
+func DefaultRegistryBin() (string, error) {
+	if d := os.Getenv(RegistryBinEnvVar); d != "" {
+		return filepath.Join(d, "registry"), nil
+	}
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	dirs, _ := filepath.Glob(filepath.Join(root, "hack", "bin", "registry-*"))
+	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
+	for _, d := range dirs {
+		bin := filepath.Join(d, "registry")
+		if _, err := os.Stat(bin); err == nil && !strings.Contains(d, ".tmp.") {
+			return bin, nil
+		}
+	}
+	return "", errors.New("no registry built under hack/bin: run hack/build-registry.sh (make test does)")
+}
