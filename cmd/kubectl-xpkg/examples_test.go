@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -96,13 +95,7 @@ var exampleOutputs = map[string]string{
 	"kubectl xpkg versions crossplane-contrib/provider-nop":                                                         "v0.4.0    provider/provider-nop",
 	"kubectl xpkg extract ./layout -o json | jq '.items[].metadata.name'":                                           `"nopresources.nop.crossplane.io"`,
 	"kubectl xpkg uninstall configuration/configuration-aws-network --with-dependencies --yes":                      "provider/provider-nop deleted",
-}
-
-// pipeChecks stand in for the programs examples pipe into, where those are
-// not installed: they check what the program would have read.
-var pipeChecks = map[string]func(string) bool{
-	"jq":  func(s string) bool { return json.Valid([]byte(s)) },
-	"dot": func(s string) bool { return strings.HasPrefix(s, "digraph ") },
+	"kubectl xpkg tree configuration-aws-network -o dot | dot -Tsvg > deps.svg":                                     "node {registry}/crossplane-contrib/provider-nop: {registry}/crossplane-contrib/provider-nop | v0.4.0",
 }
 
 // sampleRef is a sample reference in an example line.
@@ -270,8 +263,8 @@ func (e *exampleEnv) run(t *testing.T, ex example) error {
 	}
 	out := r.Stdout
 	if ex.pipe != nil {
-		if out, err = e.pipe(t, ex, out); err != nil || out == "" {
-			return err // the stand-in check wrote nothing to redirect
+		if out, err = e.pipe(t, ex, out); err != nil {
+			return err
 		}
 	}
 	if want, ok := exampleOutputs[ex.line]; ok && !strings.Contains(out, strings.ReplaceAll(want, "{registry}", e.host)) {
@@ -306,31 +299,37 @@ func (e *exampleEnv) localArgs(ex example) ([]string, error) {
 	return args, nil
 }
 
-// pipe feeds out to the program after |, or to its stand-in check when
-// it is not installed, and returns what the program wrote.
+// pipe feeds out to the program after | as done in Go (pipePrograms),
+// and returns what that wrote: the check is the same on every machine.
+// Where the real program is installed, it runs too, with the example's own
+// arguments, and must succeed; jq must also print the same.
 func (e *exampleEnv) pipe(t *testing.T, ex example, out string) (string, error) {
 	t.Helper()
 	prog := ex.pipe[0]
-	if _, err := exec.LookPath(prog); err != nil {
-		check, ok := pipeChecks[prog]
-		switch {
-		case !ok:
-			return "", fmt.Errorf("%s is not installed and pipeChecks has no stand-in for it", prog)
-		case !check(out):
-			return "", fmt.Errorf("what %s would read fails its stand-in check:\n%s", prog, out)
-		}
-		t.Logf("%s example %q: %s is not installed: checked its input only", ex.verb, ex.line, prog)
-		return "", nil
+	inGo, ok := pipePrograms[prog]
+	if !ok {
+		return "", fmt.Errorf("pipePrograms has no Go version of %s", prog)
 	}
-	cmd := exec.Command(prog, ex.pipe[1:]...)
+	got, err := inGo(ex.pipe[1:], out)
+	if err != nil {
+		return "", fmt.Errorf("%w; its input:\n%s", err, out)
+	}
+	path, err := exec.LookPath(prog)
+	if err != nil {
+		return got, nil
+	}
+	cmd := exec.Command(path, ex.pipe[1:]...)
 	cmd.Dir, cmd.Stdin = e.x.Home(), strings.NewReader(out)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	b, err := cmd.Output()
-	if err != nil {
+	real, err := cmd.Output()
+	switch {
+	case err != nil:
 		return "", fmt.Errorf("%s: %v\n%s", prog, err, stderr.String())
+	case prog == "jq" && string(real) != got:
+		return "", fmt.Errorf("jq printed %q, its Go version %q", real, got)
 	}
-	return string(b), nil
+	return got, nil
 }
 
 // ensure installs the packages the verb's examples name, where missing.

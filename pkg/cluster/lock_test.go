@@ -76,7 +76,8 @@ func TestTree(t *testing.T) {
 	}
 	b.Reset()
 	WriteDot(&b, roots)
-	if !strings.Contains(b.String(), `"r.io/org/configuration-network" -> "r.io/org/provider-aws" [label=">=v1"];`) {
+	if !strings.Contains(b.String(), `"r.io/org/configuration-network" -> "r.io/org/provider-aws" [label=">=v1"];`) ||
+		!strings.Contains(b.String(), `"r.io/org/provider-aws" [label="r.io/org/provider-aws\nv2", color=black];`) {
 		t.Errorf("dot:\n%s", b.String())
 	}
 	if _, err := Tree(lock, pkgs, "nope"); err == nil {

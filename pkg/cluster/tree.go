@@ -137,10 +137,12 @@ func WriteDot(w io.Writer, roots []*TreeNode) {
 			if n.Healthy != "True" {
 				color = "red"
 			}
-			fmt.Fprintf(w, "  %q [label=%q, color=%s];\n", n.Source, n.Source+"\\n"+n.Version, color)
+			// \n in a label is dot's own line break.
+			fmt.Fprintf(w, "  %s [label=%s, color=%s];\n", dotString(n.Source),
+				dotString(dotLabelText(n.Source)+`\n`+dotLabelText(n.Version)), color)
 		}
 		for _, c := range n.Children {
-			fmt.Fprintf(w, "  %q -> %q [label=%q];\n", n.Source, c.Source, c.Constraint)
+			fmt.Fprintf(w, "  %s -> %s [label=%s];\n", dotString(n.Source), dotString(c.Source), dotString(dotLabelText(c.Constraint)))
 			if !c.Cycle {
 				walk(c)
 			}
@@ -151,3 +153,12 @@ func WriteDot(w io.Writer, roots []*TreeNode) {
 	}
 	fmt.Fprintln(w, "}")
 }
+
+// dotString quotes s as a DOT ID, where \" is the only escape (Go's %q
+// escapes would reach the drawing as text).
+func dotString(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"`
+}
+
+// dotLabelText keeps s's backslashes from reading as a label's escapes.
+func dotLabelText(s string) string { return strings.ReplaceAll(s, `\`, `\\`) }
