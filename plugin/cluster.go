@@ -29,6 +29,9 @@ func (f *ClusterFlags) connect(r *Root) (*cluster.Cluster, error) {
 	return cluster.Connect(r.Clients(), f.APIGroup)
 }
 
+// defaultXPNamespace is where Crossplane runs unless told otherwise.
+const defaultXPNamespace = "crossplane-system"
+
 // waitFlag is --wait[=DURATION]: bare, it waits DefaultWait.
 type waitFlag struct{ d time.Duration }
 

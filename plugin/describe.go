@@ -58,7 +58,7 @@ func (o *DescribeOptions) Run(ctx context.Context, arg string) error {
 	if err != nil {
 		return err
 	}
-	kind, name, err := resolveKindName(ctx, c, arg)
+	kind, name, err := c.KindName(ctx, arg)
 	if err != nil {
 		return err
 	}
@@ -71,19 +71,6 @@ func (o *DescribeOptions) Run(ctx context.Context, arg string) error {
 	}
 	writeDescription(o.root.IOStreams.Out, d)
 	return nil
-}
-
-// resolveKindName reads KIND/NAME, or finds the one package called NAME.
-func resolveKindName(ctx context.Context, c *cluster.Cluster, arg string) (string, string, error) {
-	if k, n, ok := strings.Cut(arg, "/"); ok {
-		kind, err := cluster.ResolveKind(c.Dialect(), strings.Split(k, ".")[0])
-		return kind, n, err
-	}
-	p, err := c.Find(ctx, arg)
-	if err != nil {
-		return "", "", err
-	}
-	return p.Kind, p.Name, nil
 }
 
 func writeDescription(w io.Writer, d *cluster.Description) {

@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/compare"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -138,18 +139,19 @@ func (o *DiffOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return exit.WithCode(DiffTrouble, err)
 		}
-		oldArg, oldOpts = in.image, in.options
+		oldArg, oldOpts = in.Image, in.Options
 		if newArg, err = o.candidate(ctx, in, newArg); err != nil {
 			return exit.WithCode(DiffTrouble, err)
 		}
-		so = in.options
+		so = in.Options
 	} else {
 		oldArg = o.args[0]
 	}
-	_, _, r, err := comparePackages(ctx, o.root, [2]string{oldArg, newArg}, [2]source.Options{oldOpts, so}, limits)
+	res, err := comparePackages(ctx, o.root, [2]string{oldArg, newArg}, [2]source.Options{oldOpts, so}, limits)
 	if err != nil {
 		return exit.WithCode(DiffTrouble, err)
 	}
+	r := res.Report
 	if err := o.print(r); err != nil {
 		return exit.WithCode(DiffTrouble, err)
 	}
@@ -162,30 +164,26 @@ func (o *DiffOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-func (o *DiffOptions) installed(ctx context.Context, so source.Options) (*installed, error) {
+func (o *DiffOptions) installed(ctx context.Context, so source.Options) (*lifecycle.Installed, error) {
 	c, err := o.Cluster.connect(o.root)
 	if err != nil {
 		return nil, err
 	}
-	kind, name, err := resolveKindName(ctx, c, o.Installed)
+	p, err := c.Lookup(ctx, o.Installed)
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.Get(ctx, kind, name)
-	if err != nil {
-		return nil, err
-	}
-	return readInstalled(ctx, c, p, so, o.XPNamespace)
+	return lifecycle.ReadInstalled(ctx, c, p, so, o.XPNamespace)
 }
 
 // candidate reads NEW beside --installed: a source that exists locally or
 // names a repository is taken as it is; a bare version, range or digest
 // is looked up in the installed package's repository.
-func (o *DiffOptions) candidate(ctx context.Context, in *installed, arg string) (string, error) {
+func (o *DiffOptions) candidate(ctx context.Context, in *lifecycle.Installed, arg string) (string, error) {
 	if _, err := os.Stat(arg); err == nil || strings.ContainsAny(arg, "/") {
 		return arg, nil
 	}
-	return in.target(ctx, arg, o.Pre)
+	return in.Target(ctx, arg, o.Pre)
 }
 
 func (o *DiffOptions) print(r *diff.Report) error {
@@ -215,52 +213,15 @@ func (o *DiffOptions) colour() bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// comparePackages reads both packages at once, then parses and compares
-// them.
-func comparePackages(ctx context.Context, root *Root, args [2]string, opts [2]source.Options, limits xpkg.Limits) (old, new *xpkg.Package, r *diff.Report, err error) {
-	var docs [2][][]byte
-	var infos [2]*source.Info
-	var errs [2]error
-	var wg sync.WaitGroup
-	for i := range 2 {
-		wg.Go(func() {
-			docs[i], infos[i], errs[i] = readDocuments(ctx, args[i], opts[i], limits)
-		})
-	}
-	wg.Wait()
-	for i := range 2 {
-		if errs[i] != nil {
-			return nil, nil, nil, errs[i]
-		}
-		fmt.Fprintln(root.IOStreams.ErrOut, describeSource(*infos[i]))
-	}
-	if old, new, err = diff.Parse(docs[0], docs[1]); err != nil {
-		return nil, nil, nil, err
-	}
-	r = diff.Compare(old, new)
-	for i, s := range []*diff.Side{&r.Old, &r.New} {
-		s.Source, s.Reference, s.Digest = args[i], infos[i].Reference, infos[i].Digest
-	}
-	return old, new, r, nil
-}
-
-// readDocuments reads a package's documents, unparsed.
-func readDocuments(ctx context.Context, arg string, o source.Options, limits xpkg.Limits) ([][]byte, *source.Info, error) {
-	p, err := source.Open(ctx, arg, o)
+// comparePackages reads both packages at once, says what it read, and
+// compares them.
+func comparePackages(ctx context.Context, root *Root, args [2]string, opts [2]source.Options, limits xpkg.Limits) (*compare.Result, error) {
+	res, err := compare.Sources(ctx, args, opts, limits)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	defer p.Close()
-	content, err := p.Content()
-	if err != nil {
-		return nil, nil, err
+	for _, i := range res.Infos {
+		fmt.Fprintln(root.IOStreams.ErrOut, describeSource(i))
 	}
-	docs, err := xpkg.Split(content, limits)
-	if err = p.Cause(err); err == nil {
-		err = p.Close()
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", arg, err)
-	}
-	return docs, &p.Info, nil
+	return res, nil
 }

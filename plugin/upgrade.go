@@ -3,12 +3,13 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
 var upgradeExample = `  # Upgrade to the newest stable version above the current one
@@ -19,6 +20,12 @@ var upgradeExample = `  # Upgrade to the newest stable version above the current
   kubectl xpkg upgrade provider-nop '>=0.3 <1'
   kubectl xpkg upgrade provider-nop sha256:66fa8fa653e9ea674be5a1c61d83e51bcd794c8b897286a7e9487ea4e0211f17
 
+  # The plan only, for a CI gate: it exits 3 when a blocking finding would stop the upgrade
+  kubectl xpkg upgrade provider-nop v0.4.0 --dry-run -o json
+
+  # Roll back by itself if the new version is not installed, healthy and established within 5 minutes
+  kubectl xpkg upgrade provider-nop v0.4.0 --atomic
+
   # Activate the first revision of a package installed with --manual-activation
   kubectl xpkg upgrade configuration-aws-network --activate --wait
 
@@ -27,135 +34,171 @@ var upgradeExample = `  # Upgrade to the newest stable version above the current
 
 // UpgradeOptions holds the flags and state of `kubectl xpkg upgrade`.
 type UpgradeOptions struct {
-	Pre           bool
-	Activate      bool
-	DryRun        bool
-	SkipPreflight bool
-	Wait          waitFlag
-	XPNamespace   string
-	Source        SourceFlags
-	Cluster       ClusterFlags
-	root          *Root
+	Pre         bool
+	Activate    bool
+	Atomic      bool
+	Wait        waitFlag
+	XPNamespace string
+	Plan        PlanFlags
+	Source      SourceFlags
+	Cluster     ClusterFlags
+
+	arg, version string
+	root         *Root
+}
+
+// NewUpgradeOptions returns the options with their defaults.
+func NewUpgradeOptions(streams genericiooptions.IOStreams) *UpgradeOptions {
+	return &UpgradeOptions{XPNamespace: defaultXPNamespace}
 }
 
 // NewCmdUpgrade builds `kubectl xpkg upgrade`.
 func NewCmdUpgrade(root *Root) *cobra.Command {
-	o := &UpgradeOptions{root: root}
+	o := NewUpgradeOptions(root.IOStreams)
 	cmd := &cobra.Command{
 		Use:   "upgrade NAME|KIND/NAME [VERSION]",
-		Short: "Point a package at another version: a tag, a digest, a semver range, or the newest",
+		Short: "Point a package at another version, after a plan of what the change would break",
 		Long: `Upgrade changes only the package's spec.package (a merge patch, which never conflicts
-with the package manager's own writes); Crossplane's
-package manager then creates and activates a new revision. VERSION is a tag, a digest,
-or a semver constraint (the newest matching tag); without it, the newest stable tag
-above the current version. Tags are listed from the registry and ordered by semantic
-version; pre-releases count only with --pre. With Manual activation the new revision
-waits to be activated: --activate does it; --activate without VERSION activates the
-revision of the package's current version (after install --manual-activation).
+with the package manager's own writes); Crossplane's package manager then creates and
+activates a new revision. VERSION is a tag, a digest, or a semver constraint (the newest
+matching tag); without it, the newest stable tag above the current version. Tags are
+listed from the registry and ordered by semantic version; pre-releases count only with
+--pre. With Manual activation the new revision waits to be activated: --activate does
+it; --activate without VERSION activates the revision of the package's current version.
 
-Before changing anything, a preflight compares the installed revision's image with the
-new version (as kubectl xpkg diff does) and reads the status.storedVersions of the CRDs
-the package defines. It refuses the upgrade, with exit status 3, when the new version
-no longer defines or serves an API version objects are stored at: migrate the objects
-to a version both serve, drop the old one from the CRD's status.storedVersions, then
-upgrade (docs/diff-rules.md shows the commands). Other breaking changes are warnings;
-dependency changes are listed, with installed dependencies checked against their new
-constraints. --skip-preflight bypasses it all.`,
+Before changing anything, upgrade plans the change: it compares the running revision's
+package with the new version (as kubectl xpkg diff does) and checks the result against
+the cluster. A blocking finding stops the upgrade with exit status 3 unless --force:
+  stored-version-dropped  a CRD stores objects at a version the new package drops
+  live-objects            objects exist of a kind the new package removes (blocking),
+                          or of a version it drops (warning)
+  crossplane-version      the new package's Crossplane constraint excludes the running
+                          Crossplane (its Deployment crossplane in --crossplane-namespace)
+  dependent-constraint    an installed package's dependsOn (in the Lock) excludes the
+                          new version
+  downgrade               the new version is older (use rollback)
+Warnings (dependency-constraint, breaking-change) and notes (manual-activation) are
+printed and do not stop it. --dry-run prints the plan and exits as the upgrade would.
+
+--wait waits until the new revision is installed and healthy and every definition it
+installed (CRD, MRD, XRD) is established: a revision can report Healthy while its
+definitions cannot be applied. --atomic (implies --wait) puts the previous version back
+when that does not happen in time, waits for it, and exits non-zero.`,
 		Example: upgradeExample,
 		GroupID: groupCluster,
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			version := ""
-			if len(args) == 2 {
-				version = args[1]
+			if err := o.Complete(root, cmd, args); err != nil {
+				return err
 			}
-			return o.Run(cmd.Context(), args[0], version)
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.Pre, "pre", false, "Consider pre-release versions.")
 	f.BoolVar(&o.Activate, "activate", false, "Activate the new revision of a package with Manual activation.")
-	f.BoolVar(&o.DryRun, "dry-run", false, "Resolve the version, print the whole preflight report, and have the API server check the change without making it.")
-	f.BoolVar(&o.SkipPreflight, "skip-preflight", false, "Upgrade without comparing the installed revision with the new version and checking the cluster's stored API versions.")
-	addWaitFlag(f, &o.Wait, "the new version is installed and healthy")
-	f.StringVar(&o.XPNamespace, "crossplane-namespace", "crossplane-system", "Namespace of the package's pull secrets.")
+	f.BoolVar(&o.Atomic, "atomic", false, "Wait (--wait, default 5m), and roll back to the previous version if the new one is not installed, healthy and established in time.")
+	addWaitFlag(f, &o.Wait, "the new version is installed, healthy and its definitions established")
+	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane and of the package's pull secrets.")
+	o.Plan.AddFlags(cmd, "stored versions dropped, live objects, dependents' constraints, downgrades")
+	f.BoolVar(&o.Plan.Force, "skip-preflight", false, "")
+	_ = f.MarkDeprecated("skip-preflight", "use --force")
 	o.Source.AddFlags(f)
 	o.Cluster.AddFlags(f)
 	cmd.ValidArgsFunction = completePackages(root, false, true)
 	return cmd
 }
 
-// Run resolves the target version and applies it.
-func (o *UpgradeOptions) Run(ctx context.Context, arg, version string) error {
+// Complete reads the arguments.
+func (o *UpgradeOptions) Complete(root *Root, _ *cobra.Command, args []string) error {
+	o.root, o.arg = root, args[0]
+	if len(args) == 2 {
+		o.version = args[1]
+	}
+	if o.Atomic && o.Wait.d == 0 {
+		o.Wait.d = DefaultWait
+	}
+	return nil
+}
+
+// Validate checks the flags.
+func (o *UpgradeOptions) Validate() error {
+	if err := o.Plan.Validate(); err != nil {
+		return err
+	}
+	if o.Plan.DryRun != dryRunNone && (o.Atomic || o.Wait.d > 0 && o.Plan.DryRun == dryRunServer) {
+		return &exit.UsageError{Err: fmt.Errorf("--dry-run cannot be combined with --atomic or --wait"), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
+	}
+	return nil
+}
+
+// Run plans the upgrade, gates it, and applies it.
+func (o *UpgradeOptions) Run(ctx context.Context) error {
 	c, err := o.Cluster.connect(o.root)
 	if err != nil {
 		return err
 	}
-	kind, name, err := resolveKindName(ctx, c, arg)
+	p, err := c.Lookup(ctx, o.arg)
 	if err != nil {
 		return err
 	}
-	p, err := c.Get(ctx, kind, name)
-	if err != nil {
-		return err
-	}
-	what := strings.ToLower(p.Kind) + "/" + p.Name
-	if o.Activate && version == "" {
+	change := newChange(o.root, c, o.XPNamespace, o.Activate, xpkg.DefaultLimits)
+	if o.Activate && o.version == "" {
 		// Nothing to change: activate the revision the package has.
-		return o.after(ctx, c, p)
+		return changeError(ctx, change.Activated(ctx, p, lifecycle.ApplyOptions{Wait: o.Wait.d, Progress: o.root.IOStreams.ErrOut, Out: o.root.IOStreams.Out}))
 	}
 	so, limits, err := o.Source.Options()
 	if err != nil {
 		return err
 	}
-	in, err := readInstalled(ctx, c, p, so, o.XPNamespace)
+	change.Limits = limits
+	in, err := lifecycle.ReadInstalled(ctx, c, p, so, o.XPNamespace)
 	if err != nil {
 		return err
 	}
-	target, err := in.target(ctx, version, o.Pre)
+	target, err := in.Target(ctx, o.version, o.Pre)
 	if err != nil {
 		return err
 	}
 	if target == p.Source {
-		fmt.Fprintf(o.root.IOStreams.ErrOut, "%s is already at %s: nothing to do\n", what, p.Version)
+		fmt.Fprintf(o.root.IOStreams.ErrOut, "%s is already at %s: nothing to do\n", lifecycle.KindName(p), p.Version)
 		return nil
 	}
-	if !o.SkipPreflight {
-		if err := o.preflight(ctx, c, in, target, limits); err != nil {
-			return err
-		}
-	}
-	updated, err := c.SetPackage(ctx, p, target, o.DryRun)
-	if err != nil {
-		return fmt.Errorf("upgrade %s: %w", what, err)
-	}
-	if o.DryRun {
-		fmt.Fprintf(o.root.IOStreams.Out, "%s would be upgraded from %s to %s (server dry run: nothing changed)\n", what, p.Version, updated.Version)
-		return nil
-	}
-	fmt.Fprintf(o.root.IOStreams.Out, "%s upgraded from %s to %s\n", what, p.Version, updated.Version)
-	return o.after(ctx, c, updated)
+	return runChange(ctx, o.root, &o.Plan, change, lifecycle.ActionUpgrade, in, target, lifecycle.ApplyOptions{Wait: o.Wait.d, Atomic: o.Atomic})
 }
 
-// after activates and waits, as asked.
-func (o *UpgradeOptions) after(ctx context.Context, c *cluster.Cluster, p *cluster.Package) error {
-	if p.ActivationPolicy == "Manual" {
-		if !o.Activate {
-			fmt.Fprintf(o.root.IOStreams.ErrOut, "%s/%s activates revisions manually: its new revision will wait to be activated (upgrade with --activate to do it)\n", strings.ToLower(p.Kind), p.Name)
-			return nil
+// runChange plans a change of an installed package to target, gates it on
+// the plan, applies it and says what happened: what upgrade and rollback
+// share.
+func runChange(ctx context.Context, r *Root, pf *PlanFlags, change *lifecycle.Change, action string, in *lifecycle.Installed, target string, ao lifecycle.ApplyOptions) error {
+	plan, err := change.Plan(ctx, action, in, target)
+	if err != nil {
+		if !pf.Force {
+			return fmt.Errorf("%w; pass --force to %s without a plan", err, action)
 		}
-		d := max(o.Wait.d, time.Minute)
-		rev, err := c.WaitRevision(ctx, p, p.Source, d)
-		if err != nil {
-			return waitError(err)
-		}
-		if err := c.Activate(ctx, rev); err != nil {
-			return fmt.Errorf("activate revision %s: %w", rev.Name, err)
-		}
-		fmt.Fprintf(o.root.IOStreams.Out, "revision %s activated\n", rev.Name)
+		fmt.Fprintf(r.IOStreams.ErrOut, "Warning: %s; going ahead without a plan (--force)\n", exit.Message(err))
+		plan = &lifecycle.Plan{Action: action, Package: lifecycle.KindName(in.Package), From: in.Package.Source, To: target}
+	} else if proceed, err := pf.gate(r, plan); !proceed || err != nil {
+		return err
 	}
-	if o.Wait.d == 0 {
-		return nil
+	// With -o the plan is what stdout holds; the results go to stderr.
+	out := r.IOStreams.Out
+	if pf.Output != "" {
+		out = r.IOStreams.ErrOut
 	}
-	return waitError(c.WaitReady(ctx, p.Kind, p.Name, o.Wait.d, o.root.IOStreams.ErrOut))
+	ao.DryRun, ao.Progress, ao.Out = pf.DryRun == dryRunServer, r.IOStreams.ErrOut, out
+	verb := map[string]string{lifecycle.ActionUpgrade: "upgraded", lifecycle.ActionRollback: "rolled back"}[action]
+	updated, err := change.Apply(ctx, in, target, ao)
+	switch {
+	case err != nil:
+		return changeError(ctx, fmt.Errorf("%s %s: %w", action, plan.Package, err))
+	case ao.DryRun:
+		fmt.Fprintf(out, "%s would be %s from %s to %s (server dry run: nothing changed)\n", plan.Package, verb, in.Package.Version, updated.Version)
+	default:
+		fmt.Fprintf(out, "%s %s from %s to %s\n", plan.Package, verb, in.Package.Version, updated.Version)
+	}
+	return nil
 }

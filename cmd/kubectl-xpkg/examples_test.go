@@ -54,21 +54,23 @@ var exampleFiles = []struct{ name, form, sample string }{
 type examplePackage struct {
 	kind, name, sample string // sample: <name>:<tag> in crossplane-contrib/
 	manual             bool   // installed with --manual-activation
+	upgradeTo          string // then upgraded to this version, for a revision to go back to
 }
 
 var (
-	nopOld     = examplePackage{"provider", "provider-nop", "provider-nop:v0.2.1", false}
-	nopNew     = examplePackage{"provider", "provider-nop", "provider-nop:v0.4.0", false}
-	networkNew = examplePackage{"configuration", "configuration-aws-network", "configuration-aws-network:v0.23.0", false}
-	networkOld = examplePackage{"configuration", "configuration-aws-network", "configuration-aws-network:v0.21.0", true}
-	installed  = []examplePackage{nopNew, networkNew}
+	nopOld      = examplePackage{"provider", "provider-nop", "provider-nop:v0.2.1", false, ""}
+	nopNew      = examplePackage{"provider", "provider-nop", "provider-nop:v0.4.0", false, ""}
+	nopUpgraded = examplePackage{"provider", "provider-nop", "provider-nop:v0.2.1", false, "v0.4.0"}
+	networkNew  = examplePackage{"configuration", "configuration-aws-network", "configuration-aws-network:v0.23.0", false, ""}
+	networkOld  = examplePackage{"configuration", "configuration-aws-network", "configuration-aws-network:v0.21.0", true, ""}
+	installed   = []examplePackage{nopNew, networkNew}
 )
 
 // exampleCluster is what each verb's examples expect installed, in order.
 // Before every example what is missing is installed (again): each
 // uninstall example finds its package.
 var exampleCluster = map[string][]examplePackage{
-	"diff": {nopOld}, "upgrade": {nopOld, networkOld},
+	"diff": {nopOld}, "upgrade": {nopOld, networkOld}, "rollback": {nopUpgraded},
 	"get": installed, "describe": installed, "tree": installed, "uninstall": installed, "versions": installed,
 }
 
@@ -95,6 +97,9 @@ var exampleOutputs = map[string]string{
 	"kubectl xpkg versions crossplane-contrib/provider-nop":                                                         "v0.4.0    provider/provider-nop",
 	"kubectl xpkg extract ./layout -o json | jq '.items[].metadata.name'":                                           `"nopresources.nop.crossplane.io"`,
 	"kubectl xpkg uninstall configuration/configuration-aws-network --with-dependencies --yes":                      "provider/provider-nop deleted",
+	"kubectl xpkg rollback provider-nop --dry-run":                                                                  "Plan: rollback provider/provider-nop from {registry}/crossplane-contrib/provider-nop:v0.4.0 to {registry}/crossplane-contrib/provider-nop:v0.2.1",
+	"kubectl xpkg rollback provider-nop --wait":                                                                     "provider/provider-nop rolled back from v0.4.0 to v0.2.1",
+	"kubectl xpkg rollback provider/provider-nop --to-revision 2":                                                   "provider/provider-nop rolled back from v0.2.1 to v0.4.0",
 	"kubectl xpkg tree configuration-aws-network -o dot | dot -Tsvg > deps.svg":                                     "node {registry}/crossplane-contrib/provider-nop: {registry}/crossplane-contrib/provider-nop | v0.4.0",
 }
 
@@ -345,6 +350,9 @@ func (e *exampleEnv) ensure(t *testing.T, verb string) {
 			args[len(args)-1] = "--manual-activation"
 		}
 		e.x.Run(args...).Succeeds(t)
+		if p.upgradeTo != "" {
+			e.x.Run("upgrade", p.kind+"/"+p.name, p.upgradeTo, "--wait=60s").Succeeds(t)
+		}
 	}
 }
 

@@ -199,8 +199,9 @@ func TestUninstallProtectsDependencies(t *testing.T) {
 	r = x.Run("install", "provider", provRef, "custom-nop", "--dry-run=server")
 	contains(t, "custom name", r.Stderr, "Warning: "+pkgmanager.RevisionName("dep-network", cfgRef)+" depends on "+provRepo)
 
-	r = x.Run("uninstall", "dep-nop").Fails(t, 1)
-	contains(t, "stderr", r.Stderr, "error: provider/dep-nop is a dependency of "+cfgRef[:strings.LastIndex(cfgRef, ":")]+" v0.23.0: uninstall it first, or pass --force")
+	r = x.Run("uninstall", "dep-nop").Fails(t, 3)
+	contains(t, "stderr", r.Stderr, "BLOCKING provider/dep-nop is a dependency of configuration/dep-network: uninstall it first [dependents]",
+		"error: uninstall of provider/dep-nop refused: provider/dep-nop is a dependency of configuration/dep-network: uninstall it first; pass --force to go ahead anyway")
 	if !l.providerExists(t, "dep-nop") {
 		t.Fatal("the refused uninstall deleted the provider")
 	}

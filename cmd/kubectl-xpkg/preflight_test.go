@@ -96,15 +96,17 @@ func TestUpgradePreflightRefusesDroppingAStoredVersion(t *testing.T) {
 
 	r := x.Run("upgrade", name, "v2.0.0").Fails(t, 3)
 	contains(t, "refusal", r.Stderr,
-		"Refused: CRD widgets.preflight.example.org stores objects at v1alpha1, which the new package no longer defines; migrate them to v1beta1 first",
+		"BLOCKING CRD widgets.preflight.example.org stores objects at v1alpha1, which "+newRef+" no longer defines: migrate them to v1beta1 and remove v1alpha1 from the CRD's status.storedVersions",
+		"[stored-version-dropped]",
 		"error: upgrade of provider/"+name+" refused: CRD widgets.preflight.example.org stores objects at v1alpha1, which "+newRef+" no longer defines",
-		"--skip-preflight")
+		"--force")
 	if src := l.packageSource(t, name); src != oldRef {
 		t.Fatalf("refused upgrade changed spec.package to %s", src)
 	}
 
 	r = x.Run("upgrade", name, "v2.0.0", "--dry-run").Fails(t, 3)
-	contains(t, "dry-run report", r.Stdout, "CustomResourceDefinition widgets.preflight.example.org (changed)", "v1alpha1: version removed", "[version-removed]")
+	contains(t, "dry-run plan", r.Stdout, "Plan: upgrade provider/"+name+" from "+oldRef+" to "+newRef, "1 blocking, 1 warning",
+		"[stored-version-dropped]", "CustomResourceDefinition widgets.preflight.example.org: v1alpha1: version removed", "[breaking-change]")
 	if src := l.packageSource(t, name); src != oldRef {
 		t.Fatalf("--dry-run changed spec.package to %s", src)
 	}
@@ -138,7 +140,8 @@ func TestUpgradePreflightPassesWhatIsStillServed(t *testing.T) {
 	x.Run("install", "provider", oldRef, name).Succeeds(t)
 	// No CRD in the cluster: nothing is stored, nothing refused.
 	r := x.Run("upgrade", name, "v2.1.0").Succeeds(t)
-	contains(t, "preflight", r.Stderr, "Preflight: 1 object changed", "Warning: breaking change in CustomResourceDefinition widgets.preflight.example.org: v1alpha1: version removed")
+	contains(t, "plan", r.Stderr, "Plan: upgrade provider/"+name, "0 blocking, 1 warning",
+		"WARNING  CustomResourceDefinition widgets.preflight.example.org: v1alpha1: version removed")
 }
 
 func (l *lifecycle) packageSource(t *testing.T, name string) string {

@@ -44,7 +44,9 @@ func TestUpgradeWaitsForTheNewRevision(t *testing.T) {
 
 	r = x.Run("upgrade", name, "v0.4.0").Succeeds(t)
 	contains(t, "same version", r.Stderr, "is already at v0.4.0: nothing to do")
-	r = x.Run("upgrade", name, ">=0.1 <0.3", "--dry-run").Succeeds(t)
+	r = x.Run("upgrade", name, ">=0.1 <0.3", "--dry-run").Fails(t, 3)
+	contains(t, "downgrade plan", r.Stdout, "BLOCKING v0.2.1 is older than the running v0.4.0: use kubectl xpkg rollback to go back, or --force [downgrade]")
+	r = x.Run("upgrade", name, ">=0.1 <0.3", "--dry-run=server", "--force").Succeeds(t)
 	contains(t, "constraint", r.Stdout, "would be upgraded from v0.4.0 to v0.2.1 (server dry run: nothing changed)")
 	r = x.Run("upgrade", name).Fails(t, 1)
 	contains(t, "nothing newer", r.Stderr, "is newer than v0.4.0")
@@ -60,7 +62,7 @@ func TestUpgradeManualActivation(t *testing.T) {
 	t.Cleanup(func() { x.Run("uninstall", name) })
 	x.Run("install", old, name, "--manual-activation").Succeeds(t)
 	r := x.Run("upgrade", "function/"+name, "v0.10.8").Succeeds(t)
-	contains(t, "manual", r.Stderr, "activates revisions manually: its new revision will wait to be activated")
+	contains(t, "manual", r.Stderr, "INFO     function/"+name+" activates revisions by hand: the new revision will wait until activated (pass --activate) [manual-activation]")
 	r = x.Run("upgrade", name, "v0.9.0", "--activate").Succeeds(t) // back to the first, inactive since
 	oldRev := pkgmanager.RevisionName(name, old)
 	contains(t, "activate", r.Stdout, "revision "+oldRev+" activated")

@@ -263,3 +263,29 @@ func (c *Cluster) Delete(ctx context.Context, p *Package, dryRun bool) error {
 	}
 	return rc.Delete(ctx, p.Name, opts)
 }
+
+// KindName reads the kind and name an argument names: KIND/NAME as
+// typed, or the one package of any kind called NAME.
+func (c *Cluster) KindName(ctx context.Context, arg string) (kind, name string, err error) {
+	if k, n, ok := strings.Cut(arg, "/"); ok {
+		kind, err := ResolveKind(c.dialect, strings.Split(k, ".")[0])
+		return kind, n, err
+	}
+	p, err := c.Find(ctx, arg)
+	if err != nil {
+		return "", "", err
+	}
+	return p.Kind, p.Name, nil
+}
+
+// Lookup reads the package an argument names (see KindName).
+func (c *Cluster) Lookup(ctx context.Context, arg string) (*Package, error) {
+	if !strings.Contains(arg, "/") {
+		return c.Find(ctx, arg)
+	}
+	kind, name, err := c.KindName(ctx, arg)
+	if err != nil {
+		return nil, err
+	}
+	return c.Get(ctx, kind, name)
+}

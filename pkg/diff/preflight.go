@@ -135,3 +135,19 @@ func DependencyWarnings(new *xpkg.Package, installed map[string]string) []string
 	}
 	return out
 }
+
+// DefinedVersions maps the CRD names a package's definitions make to the
+// versions they serve.
+func DefinedVersions(p *xpkg.Package) map[string][]string {
+	out := map[string][]string{}
+	for crd, vs := range definedVersions(p) {
+		served := []string{}
+		for _, v := range vs {
+			if v.served {
+				served = append(served, v.name)
+			}
+		}
+		out[crd] = served
+	}
+	return out
+}

@@ -78,13 +78,13 @@ func (m *Manager) ensureRevision(ctx context.Context, pkg *unstructured.Unstruct
 		return err
 	}
 	var n int64
-	exists := false
+	var existing *unstructured.Unstructured
 	for i := range list.Items {
 		r := &list.Items[i]
 		v, _, _ := unstructured.NestedInt64(r.Object, "spec", "revision")
 		n = max(n, v)
 		if r.GetName() == name {
-			exists = true
+			existing = r
 			continue
 		}
 		_ = unstructured.SetNestedField(r.Object, "Inactive", "spec", "desiredState")
@@ -92,12 +92,27 @@ func (m *Manager) ensureRevision(ctx context.Context, pkg *unstructured.Unstruct
 			return err
 		}
 	}
-	if exists {
-		return nil
-	}
 	state := "Active"
 	if p, _, _ := unstructured.NestedString(pkg.Object, "spec", "revisionActivationPolicy"); p == "Manual" {
 		state = "Inactive"
+	}
+	if existing != nil {
+		// As Crossplane does when a package goes back to an image it had:
+		// the revision becomes the newest (and, under Automatic
+		// activation, the active) one again.
+		changed := false
+		if v, _, _ := unstructured.NestedInt64(existing.Object, "spec", "revision"); v < n {
+			_ = unstructured.SetNestedField(existing.Object, n+1, "spec", "revision")
+			changed = true
+		}
+		if cur, _, _ := unstructured.NestedString(existing.Object, "spec", "desiredState"); state == "Active" && cur != "Active" {
+			_ = unstructured.SetNestedField(existing.Object, "Active", "spec", "desiredState")
+			changed = true
+		}
+		if changed {
+			_, err = rc.Update(ctx, existing, metav1.UpdateOptions{})
+		}
+		return err
 	}
 	r := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": group + "/v1", "kind": pkg.GetKind() + "Revision",

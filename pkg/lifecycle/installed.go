@@ -1,4 +1,4 @@
-package plugin
+package lifecycle
 
 import (
 	"context"
@@ -13,49 +13,58 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 )
 
-// installed is an installed package with what reading its images takes.
-type installed struct {
-	pkg *cluster.Package
-	// image is the current revision's image (the package's reference
+// Installed is an installed package with what reading its images takes.
+type Installed struct {
+	Package *cluster.Package
+	// Revisions are the package's revisions, newest first.
+	Revisions []*cluster.Revision
+	// Image is the current revision's image (the package's reference
 	// when no revision is current yet).
-	image string
-	// options read the package's images, with its pull secrets.
-	options source.Options
+	Image string
+	// Options read the package's images, with its pull secrets.
+	Options source.Options
 }
 
-// readInstalled finds the package, its current revision's image, and the
-// credentials of its pull secrets.
-func readInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, so source.Options, xpNamespace string) (*installed, error) {
-	in := &installed{pkg: p, image: p.Source, options: so}
+// ReadInstalled finds the package's revisions, its current revision's
+// image, and the credentials of its pull secrets (in xpNamespace).
+func ReadInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, so source.Options, xpNamespace string) (*Installed, error) {
+	in := &Installed{Package: p, Image: p.Source, Options: so}
 	if p.ResolvedPackage != "" {
-		in.image = p.ResolvedPackage
+		in.Image = p.ResolvedPackage
 	}
-	if p.CurrentRevision != "" {
-		revs, err := c.Revisions(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range revs {
-			if r.Name == p.CurrentRevision && r.Image != "" {
-				in.image = r.Image
-			}
-		}
+	revs, err := c.Revisions(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	in.Revisions = revs
+	if r := in.Current(); r != nil && r.Image != "" {
+		in.Image = r.Image
 	}
 	if secrets := pullSecrets(p); len(secrets) > 0 {
 		kc, err := c.PullSecretKeychain(ctx, xpNamespace, secrets)
 		if err != nil {
 			return nil, err
 		}
-		in.options.Keychain = authn.NewMultiKeychain(kc, authn.DefaultKeychain)
+		in.Options.Keychain = authn.NewMultiKeychain(kc, authn.DefaultKeychain)
 	}
 	return in, nil
 }
 
-// target turns VERSION into a reference in the package's repository: a
+// Current is the package's current revision, or nil.
+func (in *Installed) Current() *cluster.Revision {
+	for _, r := range in.Revisions {
+		if r.Name == in.Package.CurrentRevision {
+			return r
+		}
+	}
+	return nil
+}
+
+// Target turns VERSION into a reference in the package's repository: a
 // digest, a tag, a semver constraint (the newest matching tag), or, when
 // empty, the newest stable tag above the current version.
-func (in *installed) target(ctx context.Context, version string, pre bool) (string, error) {
-	p := in.pkg
+func (in *Installed) Target(ctx context.Context, version string, pre bool) (string, error) {
+	p := in.Package
 	repo := cluster.RefRepository(p.Source)
 	switch {
 	case strings.HasPrefix(version, "sha256:"):
@@ -63,7 +72,7 @@ func (in *installed) target(ctx context.Context, version string, pre bool) (stri
 	case version != "" && !versions.IsConstraint(version):
 		return repo + ":" + version, nil
 	}
-	names, err := source.ListTags(ctx, repo, in.options)
+	names, err := source.ListTags(ctx, repo, in.Options)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,70 @@
+// Package compare reads two packages from any sources at once and compares
+// them: what diff prints and what a plan checks an upgrade with.
+package compare
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
+)
+
+// Result is two parsed packages and their comparison.
+type Result struct {
+	Old, New *xpkg.Package
+	Report   *diff.Report
+	// Infos say what was read for each side.
+	Infos [2]source.Info
+}
+
+// Sources reads both packages at once, then parses and compares them.
+func Sources(ctx context.Context, args [2]string, opts [2]source.Options, limits xpkg.Limits) (*Result, error) {
+	var docs [2][][]byte
+	var res Result
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			docs[i], res.Infos[i], errs[i] = Documents(ctx, args[i], opts[i], limits)
+		})
+	}
+	wg.Wait()
+	for i := range 2 {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+	}
+	var err error
+	if res.Old, res.New, err = diff.Parse(docs[0], docs[1]); err != nil {
+		return nil, err
+	}
+	res.Report = diff.Compare(res.Old, res.New)
+	for i, s := range []*diff.Side{&res.Report.Old, &res.Report.New} {
+		s.Source, s.Reference, s.Digest = args[i], res.Infos[i].Reference, res.Infos[i].Digest
+	}
+	return &res, nil
+}
+
+// Documents reads a package's documents, unparsed.
+func Documents(ctx context.Context, arg string, o source.Options, limits xpkg.Limits) ([][]byte, source.Info, error) {
+	p, err := source.Open(ctx, arg, o)
+	if err != nil {
+		return nil, source.Info{}, err
+	}
+	defer p.Close()
+	content, err := p.Content()
+	if err != nil {
+		return nil, p.Info, err
+	}
+	docs, err := xpkg.Split(content, limits)
+	if err = p.Cause(err); err == nil {
+		err = p.Close()
+	}
+	if err != nil {
+		return nil, p.Info, fmt.Errorf("%s: %w", arg, err)
+	}
+	return docs, p.Info, nil
+}

@@ -1,0 +1,109 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/compare"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
+)
+
+// Actions a plan is for.
+const (
+	ActionUpgrade   = "upgrade"
+	ActionRollback  = "rollback"
+	ActionUninstall = "uninstall"
+)
+
+// Change moves an installed package to another package reference: what
+// Upgrade and Rollback share.
+type Change struct {
+	Cluster *cluster.Cluster
+	Limits  xpkg.Limits
+	// XPNamespace is Crossplane's namespace, where its Deployment runs.
+	XPNamespace string
+	// Activate activates the new revision of a package with Manual
+	// activation.
+	Activate bool
+	// OnRead hears what each package read found (may be nil).
+	OnRead func(source.Info)
+}
+
+// KindName is how the verbs name a package: kind/name, lower case.
+func KindName(p *cluster.Package) string { return strings.ToLower(p.Kind) + "/" + p.Name }
+
+// Plan checks moving the installed package to target, changing nothing:
+// it compares the running revision's package with the target's, and
+// checks the result against the cluster (stored versions, live objects,
+// the Lock, the running Crossplane).
+func (c *Change) Plan(ctx context.Context, action string, in *Installed, target string) (*Plan, error) {
+	pkg := in.Package
+	// From is what runs: under Manual activation spec.package may name a
+	// revision not yet active.
+	p := &Plan{Action: action, Package: KindName(pkg), From: in.Image, To: target}
+	res, err := compare.Sources(ctx, [2]string{in.Image, target}, [2]source.Options{in.Options, in.Options}, c.Limits)
+	if err != nil {
+		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
+	}
+	if c.OnRead != nil {
+		for _, i := range res.Infos {
+			c.OnRead(i)
+		}
+	}
+	stored, err := c.Cluster.StoredVersions(ctx, diff.StoredCRDs(res.Old))
+	if err != nil {
+		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
+	}
+	p.add(storedVersionFindings(diff.Preflight(res.Old, res.New, stored), target)...)
+	live, err := liveObjectFindings(ctx, c.Cluster, removedKinds(res.Old, res.New), target)
+	if err != nil {
+		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
+	}
+	p.add(live...)
+	if err := c.planLock(ctx, p, res.New, target); err != nil {
+		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
+	}
+	if res.New.Meta != nil {
+		running := c.Cluster.CrossplaneVersion(ctx, c.XPNamespace)
+		if f := crossplaneVersionFinding(res.New.Meta.Crossplane, running, target); f != nil {
+			p.add(*f)
+		}
+	}
+	if f := downgradeFinding(action, cluster.RefVersion(in.Image), cluster.RefVersion(target)); f != nil {
+		p.add(*f)
+	}
+	if pkg.ActivationPolicy == "Manual" && !c.Activate {
+		p.add(Finding{Rule: RuleManualActivation, Severity: Info, Object: p.Package,
+			Message: fmt.Sprintf("%s activates revisions by hand: the new revision will wait until activated (pass --activate)", p.Package)})
+	}
+	p.add(breakingFindings(res.Report)...)
+	return p, nil
+}
+
+// planLock checks the Lock: dependents' constraints on the target version
+// and the target's own dependencies.
+func (c *Change) planLock(ctx context.Context, p *Plan, new *xpkg.Package, target string) error {
+	lock, err := c.Cluster.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	pkgs, err := c.Cluster.List(ctx, "", "")
+	if err != nil {
+		return err
+	}
+	version := cluster.RefVersion(target)
+	if _, err := semver.NewVersion(version); err == nil {
+		p.add(dependentFindings(lock, pkgs, cluster.RefRepository(target), version)...)
+	} else if deps := cluster.Dependents(lock, cluster.RefRepository(target)); len(deps) > 0 {
+		p.add(Finding{Rule: RuleDependentConstraint, Severity: Warning, Object: p.Package,
+			Message: fmt.Sprintf("%s is no semantic version, so the constraints of the %d packages that depend on %s cannot be checked against it", version, len(deps), p.Package)})
+	}
+	p.add(dependencyFindings(new.Meta, lock, pkgs, target)...)
+	return nil
+}

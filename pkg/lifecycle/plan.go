@@ -1,0 +1,144 @@
+// Package lifecycle holds the use cases of the cluster verbs: Upgrade,
+// Rollback and Uninstall, each a type with Plan (what the change would do,
+// as findings) and Run (do it, as planned). The command layer binds flags
+// to these types and prints what they return; the cluster API is
+// pkg/cluster, package contents pkg/source and pkg/diff.
+package lifecycle
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Severity says what a finding does to the change.
+type Severity string
+
+const (
+	// Blocking findings stop the change unless it is forced.
+	Blocking Severity = "blocking"
+	// Warning findings are printed; the change goes ahead.
+	Warning Severity = "warning"
+	// Info findings say what will happen.
+	Info Severity = "info"
+)
+
+// Rule IDs: stable names of what a plan checks, for scripts and docs.
+const (
+	RuleStoredVersionDropped = "stored-version-dropped"
+	RuleLiveObjects          = "live-objects"
+	RuleCrossplaneVersion    = "crossplane-version"
+	RuleDependentConstraint  = "dependent-constraint"
+	RuleDependencyConstraint = "dependency-constraint"
+	RuleDowngrade            = "downgrade"
+	RuleManualActivation     = "manual-activation"
+	RuleDependents           = "dependents"
+	RuleBreakingChange       = "breaking-change"
+	RuleNoChange             = "no-change"
+)
+
+// Finding is one thing a plan found.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	// Message names the object and the way out.
+	Message string `json:"message"`
+	// Count is how many objects the finding is about, where it counts.
+	Count *int64 `json:"count,omitempty"`
+	// Object is what the finding is about, as KIND/NAME or a CRD's name.
+	Object string `json:"object,omitempty"`
+}
+
+// Plan is what a change would do, found before doing any of it.
+type Plan struct {
+	// Action is upgrade, rollback or uninstall.
+	Action string `json:"action"`
+	// Package is the package changed, as kind/name.
+	Package string `json:"package"`
+	// From and To are the package references before and after (To is
+	// empty for uninstall).
+	From     string    `json:"from,omitempty"`
+	To       string    `json:"to,omitempty"`
+	Findings []Finding `json:"findings"`
+	// Packages are the packages an uninstall removes, as kind/name, in
+	// the order it removes them.
+	Packages []string `json:"packages,omitempty"`
+}
+
+// Blocking reports whether a finding stops the change.
+func (p *Plan) Blocking() bool {
+	for _, f := range p.Findings {
+		if f.Severity == Blocking {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Plan) add(f ...Finding) { p.Findings = append(p.Findings, f...) }
+
+// Counts tallies the findings by severity.
+func (p *Plan) Counts() (blocking, warnings, infos int) {
+	for _, f := range p.Findings {
+		switch f.Severity {
+		case Blocking:
+			blocking++
+		case Warning:
+			warnings++
+		default:
+			infos++
+		}
+	}
+	return
+}
+
+// WriteText prints the plan for people: a heading, then one line per
+// finding, blocking ones first.
+func WriteText(w io.Writer, p *Plan) error {
+	b, warn, info := p.Counts()
+	var head string
+	switch {
+	case p.To != "":
+		head = fmt.Sprintf("Plan: %s %s from %s to %s", p.Action, p.Package, p.From, p.To)
+	case len(p.Packages) > 1:
+		head = fmt.Sprintf("Plan: %s %s", p.Action, strings.Join(p.Packages, ", "))
+	default:
+		head = fmt.Sprintf("Plan: %s %s", p.Action, p.Package)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s\n  %d blocking, %d warning, %d info\n", head, b, warn, info)
+	for _, sev := range []Severity{Blocking, Warning, Info} {
+		for _, f := range p.Findings {
+			if f.Severity == sev {
+				fmt.Fprintf(&sb, "  %-8s %s [%s]\n", strings.ToUpper(string(f.Severity)), f.Message, f.Rule)
+			}
+		}
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// RefusedError is a change a blocking finding stopped.
+type RefusedError struct {
+	Plan *Plan
+}
+
+func (e *RefusedError) Error() string {
+	var first *Finding
+	n := 0
+	for i := range e.Plan.Findings {
+		if e.Plan.Findings[i].Severity == Blocking {
+			if first == nil {
+				first = &e.Plan.Findings[i]
+			}
+			n++
+		}
+	}
+	more := ""
+	if n > 1 {
+		more = fmt.Sprintf(" (and %d more blocking findings)", n-1)
+	}
+	return fmt.Sprintf("%s of %s refused: %s%s; pass --force to go ahead anyway", e.Plan.Action, e.Plan.Package, first.Message, more)
+}
+
+func count(n int64) *int64 { return &n }

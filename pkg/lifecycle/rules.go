@@ -1,0 +1,250 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
+)
+
+// storedVersionFindings: each stored version the target would strand
+// stops the change.
+func storedVersionFindings(blockers []diff.Blocker, target string) []Finding {
+	var out []Finding
+	for _, b := range blockers {
+		way := fmt.Sprintf("migrate them to a version both serve and remove %s from the CRD's status.storedVersions (docs/diff-rules.md)", b.Version)
+		if b.Target != "" {
+			way = fmt.Sprintf("migrate them to %s and remove %s from the CRD's status.storedVersions (docs/diff-rules.md)", b.Target, b.Version)
+		}
+		out = append(out, Finding{
+			Rule: RuleStoredVersionDropped, Severity: Blocking, Object: b.CRD,
+			Message: fmt.Sprintf("CRD %s stores objects at %s, which %s %s: %s", b.CRD, b.Version, target, b.Problem, way),
+		})
+	}
+	return out
+}
+
+// removedKinds are the CRDs whose kind (gone) or some served version
+// (dropped) the new package no longer offers: CRD name → what it loses.
+func removedKinds(old, new *xpkg.Package) map[string][]string {
+	olds, news := diff.DefinedVersions(old), diff.DefinedVersions(new)
+	out := map[string][]string{}
+	for crd, ovs := range olds {
+		nvs, ok := news[crd]
+		if !ok {
+			out[crd] = nil // the whole kind
+			continue
+		}
+		for _, v := range ovs {
+			if !slices.Contains(nvs, v) {
+				out[crd] = append(out[crd], v)
+			}
+		}
+	}
+	return out
+}
+
+// liveObjectFindings counts the objects of each CRD that loses its kind
+// or a version: with objects, a kind that goes stops the change (they
+// would be deleted with it), a version that goes is a warning (clients
+// that use it break), unless the version is stored, which
+// stored-version-dropped already stops.
+func liveObjectFindings(ctx context.Context, c *cluster.Cluster, losses map[string][]string, target string) ([]Finding, error) {
+	names := slices.Sorted(mapKeys(losses))
+	crds, err := c.CRDs(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for _, name := range names {
+		crd, ok := crds[name]
+		if !ok {
+			continue
+		}
+		n, err := c.CountObjects(ctx, crd)
+		if err != nil {
+			return nil, err
+		}
+		if n.N == 0 {
+			continue
+		}
+		f := Finding{Rule: RuleLiveObjects, Object: name, Count: count(n.N)}
+		if vs := losses[name]; vs == nil {
+			f.Severity = Blocking
+			f.Message = fmt.Sprintf("%s of kind %s exist and %s no longer defines CRD %s: they would be deleted with it; delete or move them first", objects(n), crd.Kind, target, name)
+		} else {
+			f.Severity = Warning
+			f.Message = fmt.Sprintf("%s of kind %s exist and %s drops version %s of CRD %s: clients and manifests that use it must move to %s", objects(n), crd.Kind, target, strings.Join(vs, ", "), name, crd.Storage)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func objects(n cluster.ObjectCount) string {
+	s := fmt.Sprintf("%d object", n.N)
+	if n.N != 1 {
+		s += "s"
+	}
+	if n.AtLeast {
+		s = "at least " + s
+	}
+	return s
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// crossplaneVersionFinding checks the target's spec.crossplane.version
+// against the running Crossplane ("" when unknown).
+func crossplaneVersionFinding(constraint, running, target string) *Finding {
+	if constraint == "" {
+		return nil
+	}
+	if running == "" {
+		return &Finding{Rule: RuleCrossplaneVersion, Severity: Info,
+			Message: fmt.Sprintf("%s needs Crossplane %s; the running Crossplane's version could not be read (no readable Deployment crossplane in the Crossplane namespace): check it with kubectl get deployment crossplane -n crossplane-system", target, constraint)}
+	}
+	ok, err := satisfies(constraint, running)
+	if err != nil {
+		return &Finding{Rule: RuleCrossplaneVersion, Severity: Warning,
+			Message: fmt.Sprintf("%s needs Crossplane %q, which cannot be checked against %s: %v", target, constraint, running, err)}
+	}
+	if ok {
+		return &Finding{Rule: RuleCrossplaneVersion, Severity: Info,
+			Message: fmt.Sprintf("%s needs Crossplane %s; Crossplane %s runs", target, constraint, running)}
+	}
+	return &Finding{Rule: RuleCrossplaneVersion, Severity: Blocking,
+		Message: fmt.Sprintf("%s needs Crossplane %s, but Crossplane %s runs: the package manager would refuse it; upgrade Crossplane first", target, constraint, running)}
+}
+
+// satisfies checks a version against a semver constraint the way the
+// package manager does.
+func satisfies(constraint, version string) (bool, error) {
+	c, err := semver.NewConstraint(constraint)
+	if err != nil {
+		return false, err
+	}
+	v, err := semver.NewVersion(version)
+	if err != nil {
+		return false, err
+	}
+	return c.Check(v), nil
+}
+
+// dependentFindings: installed packages whose dependsOn (in the Lock)
+// excludes the target version of repo.
+func dependentFindings(lock []cluster.LockPackage, pkgs []*cluster.Package, repo, version string) []Finding {
+	var out []Finding
+	for _, d := range cluster.Dependents(lock, repo) {
+		for _, dep := range d.Dependencies {
+			if cluster.RefRepository(dep.Package) != repo || dep.Constraints == "" {
+				continue
+			}
+			ok, err := satisfies(dep.Constraints, version)
+			if err == nil && ok {
+				continue
+			}
+			who := packageName(pkgs, d.Source)
+			out = append(out, Finding{Rule: RuleDependentConstraint, Severity: Blocking, Object: who,
+				Message: fmt.Sprintf("%s depends on %s %s, which excludes %s: upgrade %s to a version that allows it first", who, repo, dep.Constraints, version, who)})
+		}
+	}
+	return out
+}
+
+// packageName is the installed package of a repository as kind/name
+// (what the verbs take), else the repository itself.
+func packageName(pkgs []*cluster.Package, repo string) string {
+	for _, p := range pkgs {
+		if cluster.RefRepository(p.Source) == cluster.RefRepository(repo) {
+			return strings.ToLower(p.Kind) + "/" + p.Name
+		}
+	}
+	return repo
+}
+
+// dependencyFindings: the target's dependencies against what runs.
+func dependencyFindings(meta *xpkg.Meta, lock []cluster.LockPackage, pkgs []*cluster.Package, target string) []Finding {
+	if meta == nil {
+		return nil
+	}
+	installed := map[string]string{}
+	for _, lp := range lock {
+		installed[cluster.RefRepository(lp.Source)] = lp.Version
+	}
+	var out []Finding
+	for _, d := range meta.DependsOn {
+		repo := cluster.RefRepository(d.Package)
+		have, ok := installed[repo]
+		switch {
+		case !ok:
+			out = append(out, Finding{Rule: RuleDependencyConstraint, Severity: Info, Object: d.Package,
+				Message: fmt.Sprintf("%s needs %s %s, which is not installed: the package manager will install the newest version that matches", target, d.Package, d.Version)})
+			continue
+		case d.Version == "":
+			continue
+		}
+		if ok, err := satisfies(d.Version, have); err == nil && ok {
+			continue
+		}
+		who := packageName(pkgs, repo)
+		out = append(out, Finding{Rule: RuleDependencyConstraint, Severity: Warning, Object: who,
+			Message: fmt.Sprintf("%s needs %s %s, but %s runs %s: Crossplane changes an installed dependency's version only with its alpha automatic dependency upgrades enabled, so the package stays unhealthy until %s is upgraded (kubectl xpkg upgrade %s)", target, d.Package, d.Version, who, have, who, who)})
+	}
+	return out
+}
+
+// downgradeFinding: a target older than what runs. It stops an upgrade
+// (say rollback when that is meant) and is only noted for a rollback.
+func downgradeFinding(action, from, to string) *Finding {
+	fv, err1 := semver.NewVersion(from)
+	tv, err2 := semver.NewVersion(to)
+	if err1 != nil || err2 != nil || !tv.LessThan(fv) {
+		return nil
+	}
+	if action == ActionRollback {
+		return &Finding{Rule: RuleDowngrade, Severity: Info, Message: fmt.Sprintf("%s is older than the running %s", to, from)}
+	}
+	return &Finding{Rule: RuleDowngrade, Severity: Blocking,
+		Message: fmt.Sprintf("%s is older than the running %s: use kubectl xpkg rollback to go back, or --force", to, from)}
+}
+
+// breakingFindings sums up the diff's other breaking changes.
+func breakingFindings(r *diff.Report) []Finding {
+	var out []Finding
+	for _, obj := range r.Objects {
+		n := 0
+		var first string
+		for _, c := range obj.Changes {
+			if c.Severity == diff.Breaking {
+				if n == 0 {
+					first = c.String()
+				}
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		msg := fmt.Sprintf("%s: %s", obj.Label(), first)
+		if n > 1 {
+			msg += fmt.Sprintf(" (and %d more breaking changes: kubectl xpkg diff shows them)", n-1)
+		}
+		out = append(out, Finding{Rule: RuleBreakingChange, Severity: Warning, Object: obj.Label(), Message: msg, Count: count(int64(n))})
+	}
+	return out
+}

@@ -1,0 +1,206 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+)
+
+// Uninstall removes packages: the named ones and, with WithDependencies,
+// the dependencies nothing else needs.
+type Uninstall struct {
+	Cluster          *cluster.Cluster
+	WithDependencies bool
+}
+
+// UninstallPlan is what an uninstall would remove and what it found.
+type UninstallPlan struct {
+	*Plan
+	Named []*cluster.Package
+	// Dependencies are removed after the named packages are gone.
+	Dependencies []*cluster.Package
+}
+
+// Plan resolves the arguments and checks what removing them breaks:
+// packages that depend on them, and live objects of every kind they
+// define (Crossplane deletes the definitions, and the objects with them).
+func (u *Uninstall) Plan(ctx context.Context, args []string) (*UninstallPlan, error) {
+	up := &UninstallPlan{Plan: &Plan{Action: ActionUninstall}}
+	for _, a := range args {
+		p, err := u.Cluster.Lookup(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		up.Named = append(up.Named, p)
+	}
+	lock, err := u.Cluster.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all, err := u.Cluster.List(ctx, "", "")
+	if err != nil {
+		return nil, err
+	}
+	up.add(dependentsFindings(lock, all, up.Named)...)
+	if u.WithDependencies {
+		up.Dependencies = exclusiveDependencies(lock, all, up.Named)
+		for _, d := range up.Dependencies {
+			up.add(Finding{Rule: RuleDependents, Severity: Info, Object: KindName(d),
+				Message: fmt.Sprintf("%s (%s) is needed by nothing else: uninstalling it too", KindName(d), cluster.RefRepository(d.Source))})
+		}
+	}
+	for _, p := range up.all() {
+		up.Packages = append(up.Packages, KindName(p))
+		live, err := u.liveObjects(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		up.add(live...)
+	}
+	up.Package = strings.Join(up.Packages, ", ")
+	return up, nil
+}
+
+func (up *UninstallPlan) all() []*cluster.Package {
+	return append(slices.Clone(up.Named), up.Dependencies...)
+}
+
+// dependentsFindings: a named package another installed package (not
+// being removed too) depends on.
+func dependentsFindings(lock []cluster.LockPackage, all, named []*cluster.Package) []Finding {
+	removing := map[string]bool{}
+	for _, t := range named {
+		removing[cluster.RefRepository(t.Source)] = true
+	}
+	var out []Finding
+	for _, t := range named {
+		var users []string
+		for _, d := range cluster.Dependents(lock, cluster.RefRepository(t.Source)) {
+			if !removing[cluster.RefRepository(d.Source)] {
+				users = append(users, packageName(all, d.Source))
+			}
+		}
+		if len(users) == 0 {
+			continue
+		}
+		them := "it"
+		if len(users) > 1 {
+			them = "them"
+		}
+		out = append(out, Finding{Rule: RuleDependents, Severity: Blocking, Object: KindName(t), Count: count(int64(len(users))),
+			Message: fmt.Sprintf("%s is a dependency of %s: uninstall %s first", KindName(t), strings.Join(users, ", "), them)})
+	}
+	return out
+}
+
+// exclusiveDependencies are the installed dependencies of the named
+// packages that nothing else needs, each once.
+func exclusiveDependencies(lock []cluster.LockPackage, all, named []*cluster.Package) []*cluster.Package {
+	var deps []*cluster.Package
+	has := func(p *cluster.Package) bool {
+		return slices.ContainsFunc(append(slices.Clone(named), deps...), func(q *cluster.Package) bool { return q.Name == p.Name && q.Kind == p.Kind })
+	}
+	for _, t := range named {
+		for _, repo := range cluster.ExclusiveDependencies(lock, cluster.RefRepository(t.Source)) {
+			i := slices.IndexFunc(all, func(p *cluster.Package) bool { return cluster.RefRepository(p.Source) == repo })
+			if i >= 0 && !has(all[i]) {
+				deps = append(deps, all[i])
+			}
+		}
+	}
+	return deps
+}
+
+// liveObjects counts the objects of every kind the package's current
+// revision defines.
+func (u *Uninstall) liveObjects(ctx context.Context, p *cluster.Package) ([]Finding, error) {
+	names, err := u.Cluster.DefinedCRDs(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := u.Cluster.CRDs(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for _, name := range names {
+		crd, ok := crds[name]
+		if !ok {
+			continue
+		}
+		n, err := u.Cluster.CountObjects(ctx, crd)
+		if err != nil {
+			return nil, err
+		}
+		if n.N == 0 {
+			continue
+		}
+		out = append(out, Finding{Rule: RuleLiveObjects, Severity: Blocking, Object: name, Count: count(n.N),
+			Message: fmt.Sprintf("%s of kind %s (CRD %s) exist: uninstalling %s deletes the definition and them with it; delete them first, or pass --force", objects(n), crd.Kind, name, KindName(p))})
+	}
+	return out, nil
+}
+
+// UninstallOptions say how the removal is carried out.
+type UninstallOptions struct {
+	DryRun   bool
+	Wait     time.Duration
+	Progress io.Writer
+	// Deleted hears each package deleted.
+	Deleted func(p *cluster.Package)
+}
+
+// DefaultDependencyWait is how long to wait for the named packages to go
+// before their dependencies are removed, when no longer wait was asked.
+const DefaultDependencyWait = 5 * time.Minute
+
+// Run deletes the named packages, then (once they and their Lock entries
+// are gone: the package manager would put back a dependency that a
+// package it still knows needs) their dependencies, and waits as asked.
+func (u *Uninstall) Run(ctx context.Context, up *UninstallPlan, o UninstallOptions) error {
+	if err := u.delete(ctx, up.Named, o); err != nil {
+		return err
+	}
+	if len(up.Dependencies) > 0 && !o.DryRun {
+		fmt.Fprintln(o.Progress, "Waiting for the packages to go before removing their dependencies")
+		if err := u.wait(ctx, up.Named, max(o.Wait, DefaultDependencyWait), o.Progress); err != nil {
+			return err
+		}
+	}
+	if err := u.delete(ctx, up.Dependencies, o); err != nil {
+		return err
+	}
+	if o.Wait == 0 || o.DryRun {
+		return nil
+	}
+	if len(up.Dependencies) > 0 {
+		return u.wait(ctx, up.Dependencies, o.Wait, o.Progress) // the named ones are gone already
+	}
+	return u.wait(ctx, up.Named, o.Wait, o.Progress)
+}
+
+func (u *Uninstall) delete(ctx context.Context, pkgs []*cluster.Package, o UninstallOptions) error {
+	for _, p := range pkgs {
+		if err := u.Cluster.Delete(ctx, p, o.DryRun); err != nil {
+			return fmt.Errorf("uninstall %s: %w", KindName(p), err)
+		}
+		if o.Deleted != nil {
+			o.Deleted(p)
+		}
+	}
+	return nil
+}
+
+func (u *Uninstall) wait(ctx context.Context, pkgs []*cluster.Package, d time.Duration, out io.Writer) error {
+	for _, p := range pkgs {
+		if err := u.Cluster.WaitDeleted(ctx, p, d, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package plugin
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
+)
+
+var rollbackExample = `  # The plan only: a rollback can strand a stored version too
+  kubectl xpkg rollback provider-nop --dry-run
+
+  # Go back to the version the previous revision ran, waiting until it is healthy
+  kubectl xpkg rollback provider-nop --wait
+
+  # Go back to a revision Crossplane keeps (its name, or its number in describe)
+  kubectl xpkg rollback provider/provider-nop --to-revision 2`
+
+// RollbackOptions holds the flags and state of `kubectl xpkg rollback`.
+type RollbackOptions struct {
+	ToRevision  string
+	Activate    bool
+	Wait        waitFlag
+	XPNamespace string
+	Plan        PlanFlags
+	Source      SourceFlags
+	Cluster     ClusterFlags
+
+	arg  string
+	root *Root
+}
+
+// NewRollbackOptions returns the options with their defaults.
+func NewRollbackOptions(genericiooptions.IOStreams) *RollbackOptions {
+	return &RollbackOptions{XPNamespace: defaultXPNamespace}
+}
+
+// NewCmdRollback builds `kubectl xpkg rollback`.
+func NewCmdRollback(root *Root) *cobra.Command {
+	o := NewRollbackOptions(root.IOStreams)
+	cmd := &cobra.Command{
+		Use:   "rollback NAME|KIND/NAME",
+		Short: "Point a package back at the version of an earlier revision, after a plan",
+		Long: `Rollback points the package's spec.package back at the image of its previous
+revision (the newest older one with another image), or of the revision --to-revision
+names, among those Crossplane keeps (spec.revisionHistoryLimit, 1 by default).
+Crossplane cannot re-activate an old revision by itself; pointing the package back at
+its image makes the package manager activate it again.
+
+A rollback is planned like an upgrade (see kubectl xpkg upgrade --help): going back can
+drop a version objects are stored at too (stored-version-dropped), and dependents'
+constraints still count. A downgrade is expected here, so it is only noted. A blocking
+finding stops it with exit status 3 unless --force; --dry-run prints the plan and exits
+as the rollback would. --wait waits until the old version is installed, healthy and
+its definitions established.`,
+		Example: rollbackExample,
+		GroupID: groupCluster,
+		Args:    exactArgs(1, "NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(root, cmd, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.ToRevision, "to-revision", "", "The revision to go back to: its name or number (default: the previous one).")
+	f.BoolVar(&o.Activate, "activate", false, "Activate the revision of a package with Manual activation.")
+	addWaitFlag(f, &o.Wait, "the old version is installed, healthy and its definitions established")
+	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane and of the package's pull secrets.")
+	o.Plan.AddFlags(cmd, "stored versions dropped, live objects, dependents' constraints")
+	o.Source.AddFlags(f)
+	o.Cluster.AddFlags(f)
+	cmd.ValidArgsFunction = completePackages(root, false, true)
+	return cmd
+}
+
+// Complete reads the arguments.
+func (o *RollbackOptions) Complete(root *Root, _ *cobra.Command, args []string) error {
+	o.root, o.arg = root, args[0]
+	return nil
+}
+
+// Validate checks the flags.
+func (o *RollbackOptions) Validate() error { return o.Plan.Validate() }
+
+// Run finds the revision to go back to, plans, gates and applies.
+func (o *RollbackOptions) Run(ctx context.Context) error {
+	c, err := o.Cluster.connect(o.root)
+	if err != nil {
+		return err
+	}
+	p, err := c.Lookup(ctx, o.arg)
+	if err != nil {
+		return err
+	}
+	so, limits, err := o.Source.Options()
+	if err != nil {
+		return err
+	}
+	in, err := lifecycle.ReadInstalled(ctx, c, p, so, o.XPNamespace)
+	if err != nil {
+		return err
+	}
+	target, err := lifecycle.RollbackTarget(in, o.ToRevision)
+	if err != nil {
+		return err
+	}
+	change := newChange(o.root, c, o.XPNamespace, o.Activate, limits)
+	return runChange(ctx, o.root, &o.Plan, change, lifecycle.ActionRollback, in, target, lifecycle.ApplyOptions{Wait: o.Wait.d})
+}
