@@ -1,0 +1,293 @@
+package lifecycle
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+)
+
+// fakeCluster is a cluster over client-go's dynamic fake, holding objs.
+func fakeCluster(t *testing.T, objs ...*unstructured.Unstructured) *cluster.Cluster {
+	t.Helper()
+	lists := map[schema.GroupVersionResource]string{
+		{Group: "pkg.crossplane.io", Version: "v1", Resource: "providers"}:                                  "ProviderList",
+		{Group: "pkg.crossplane.io", Version: "v1", Resource: "configurations"}:                             "ConfigurationList",
+		{Group: "pkg.crossplane.io", Version: "v1", Resource: "functions"}:                                  "FunctionList",
+		{Group: "pkg.crossplane.io", Version: "v1", Resource: "providerrevisions"}:                          "ProviderRevisionList",
+		{Group: "pkg.crossplane.io", Version: "v1", Resource: "configurationrevisions"}:                     "ConfigurationRevisionList",
+		{Group: "pkg.crossplane.io", Version: "v1", Resource: "functionrevisions"}:                          "FunctionRevisionList",
+		{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "locks"}:                                 "LockList",
+		{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}:               "CustomResourceDefinitionList",
+		{Group: "stored.example.org", Version: "v1beta1", Resource: "widgets"}:                              "WidgetList",
+		{Group: "apps", Version: "v1", Resource: "deployments"}:                                             "DeploymentList",
+		{Group: "", Version: "v1", Resource: "events"}:                                                      "EventList",
+		{Group: "apiextensions.crossplane.io", Version: "v1alpha1", Resource: "managedresourcedefinitions"}: "ManagedResourceDefinitionList",
+	}
+	var ros []runtime.Object
+	for _, o := range objs {
+		ros = append(ros, o)
+	}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, ros...)
+	return cluster.NewCluster(dyn, cluster.StaticDialect(), "default")
+}
+
+func obj(apiVersion, kind, name string, fields map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": name}}}
+	for k, v := range fields {
+		u.Object[k] = v
+	}
+	return u
+}
+
+func provider(name, pkg, currentRevision string) *unstructured.Unstructured {
+	return obj("pkg.crossplane.io/v1", "Provider", name, map[string]any{
+		"spec":   map[string]any{"package": pkg},
+		"status": map[string]any{"currentRevision": currentRevision},
+	})
+}
+
+func revision(pkgName, name, image string, n int64, state string, refs ...map[string]any) *unstructured.Unstructured {
+	var objectRefs []any
+	for _, r := range refs {
+		objectRefs = append(objectRefs, r)
+	}
+	u := obj("pkg.crossplane.io/v1", "ProviderRevision", name, map[string]any{
+		"spec":   map[string]any{"image": image, "revision": n, "desiredState": state},
+		"status": map[string]any{"objectRefs": objectRefs},
+	})
+	u.SetLabels(map[string]string{"pkg.crossplane.io/package": pkgName})
+	return u
+}
+
+func lock(pkgs ...map[string]any) *unstructured.Unstructured {
+	var list []any
+	for _, p := range pkgs {
+		list = append(list, p)
+	}
+	return obj("pkg.crossplane.io/v1beta1", "Lock", "lock", map[string]any{"packages": list})
+}
+
+func widgetsCRD() *unstructured.Unstructured {
+	return obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "widgets.stored.example.org", map[string]any{
+		"spec": map[string]any{"group": "stored.example.org", "scope": "Cluster",
+			"names":    map[string]any{"plural": "widgets", "kind": "Widget"},
+			"versions": []any{map[string]any{"name": "v1alpha1", "served": true, "storage": false}, map[string]any{"name": "v1beta1", "served": true, "storage": true}}},
+		"status": map[string]any{"storedVersions": []any{"v1alpha1", "v1beta1"}},
+	})
+}
+
+const (
+	provRepo = "r.example.org/org/provider-stored"
+	cfgRepo  = "r.example.org/org/configuration-stored"
+)
+
+// storedCluster: provider-stored v1.1.0 (revision 2; revision 1 ran
+// v1.0.0), defining widgets, with one widget; configuration-stored
+// depending on it.
+func storedCluster(t *testing.T, widgets int) *cluster.Cluster {
+	mrd := map[string]any{"apiVersion": "apiextensions.crossplane.io/v1alpha1", "kind": "ManagedResourceDefinition", "name": "widgets.stored.example.org"}
+	objs := []*unstructured.Unstructured{
+		provider("provider-stored", provRepo+":v1.1.0", "provider-stored-bbb"),
+		revision("provider-stored", "provider-stored-aaa", provRepo+":v1.0.0", 1, "Inactive", mrd),
+		revision("provider-stored", "provider-stored-bbb", provRepo+":v1.1.0", 2, "Active", mrd),
+		obj("pkg.crossplane.io/v1", "Configuration", "configuration-stored", map[string]any{"spec": map[string]any{"package": cfgRepo + ":v1.0.0"}}),
+		lock(
+			map[string]any{"name": "configuration-stored-ccc", "source": cfgRepo, "version": "v1.0.0",
+				"dependencies": []any{map[string]any{"package": provRepo, "constraints": ">=v1.0.0 <v2.0.0", "type": "Provider"}}},
+			map[string]any{"name": "provider-stored-bbb", "source": provRepo, "version": "v1.1.0"},
+		),
+		widgetsCRD(),
+	}
+	for i := range widgets {
+		objs = append(objs, obj("stored.example.org/v1beta1", "Widget", "widget-"+string(rune('a'+i)), nil))
+	}
+	return fakeCluster(t, objs...)
+}
+
+func findings(p *Plan, rule string) []Finding {
+	var out []Finding
+	for _, f := range p.Findings {
+		if f.Rule == rule {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestUninstallPlanRefusesLiveObjectsAndDependents(t *testing.T) {
+	c := storedCluster(t, 2)
+	up, err := (&Uninstall{Cluster: c}).Plan(context.Background(), []string{"provider-stored"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !up.Blocking() {
+		t.Fatalf("plan does not block: %+v", up.Findings)
+	}
+	deps := findings(up.Plan, RuleDependents)
+	if len(deps) != 1 || deps[0].Severity != Blocking || !strings.Contains(deps[0].Message, "provider/provider-stored is a dependency of configuration/configuration-stored") {
+		t.Errorf("dependents: %+v", deps)
+	}
+	live := findings(up.Plan, RuleLiveObjects)
+	if len(live) != 1 || live[0].Count == nil || *live[0].Count != 2 || live[0].Object != "widgets.stored.example.org" || live[0].Severity != Blocking {
+		t.Errorf("live objects: %+v", live)
+	}
+	if got := strings.Join(up.Packages, ","); got != "provider/provider-stored" {
+		t.Errorf("packages: %s", got)
+	}
+
+	// Both together, with no widget left: nothing blocks.
+	c = storedCluster(t, 0)
+	up, err = (&Uninstall{Cluster: c}).Plan(context.Background(), []string{"configuration/configuration-stored", "provider/provider-stored"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up.Blocking() {
+		t.Errorf("removing a package with its dependent blocks: %+v", up.Findings)
+	}
+}
+
+func TestUninstallWithDependencies(t *testing.T) {
+	c := storedCluster(t, 0)
+	u := &Uninstall{Cluster: c, WithDependencies: true}
+	up, err := u.Plan(context.Background(), []string{"configuration-stored"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(up.Dependencies) != 1 || up.Dependencies[0].Name != "provider-stored" {
+		t.Fatalf("dependencies: %+v", up.Dependencies)
+	}
+	if got := strings.Join(up.Packages, ","); got != "configuration/configuration-stored,provider/provider-stored" {
+		t.Errorf("packages: %s", got)
+	}
+	// A dry run (the fake deletes anyway) needs no wait between the two.
+	var deleted []string
+	err = u.Run(context.Background(), up, UninstallOptions{DryRun: true, Progress: &strings.Builder{},
+		Deleted: func(p *cluster.Package) { deleted = append(deleted, KindName(p)) }})
+	if err != nil || strings.Join(deleted, ",") != "configuration/configuration-stored,provider/provider-stored" {
+		t.Errorf("deleted %v, %v", deleted, err)
+	}
+}
+
+func installed(t *testing.T, c *cluster.Cluster, name string) *Installed {
+	t.Helper()
+	p, err := c.Lookup(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs, err := c.Revisions(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &Installed{Package: p, Revisions: revs}
+	in.Image = in.Current().Image
+	return in
+}
+
+func TestRollbackTarget(t *testing.T) {
+	in := installed(t, storedCluster(t, 0), "provider-stored")
+	for _, c := range []struct{ to, want, err string }{
+		{"", provRepo + ":v1.0.0", ""},
+		{"1", provRepo + ":v1.0.0", ""},
+		{"provider-stored-aaa", provRepo + ":v1.0.0", ""},
+		{"2", "", "is the current revision"},
+		{"7", "", `has no revision "7"`},
+	} {
+		got, err := RollbackTarget(in, c.to)
+		if got != c.want || (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
+			t.Errorf("--to-revision %q: %q, %v; want %q, %q", c.to, got, err, c.want, c.err)
+		}
+	}
+	in.Revisions = in.Revisions[:1] // only the current one kept
+	if _, err := RollbackTarget(in, ""); err == nil || !strings.Contains(err.Error(), "keeps no revision older than provider-stored-bbb") {
+		t.Errorf("no older revision: %v", err)
+	}
+}
+
+func TestRules(t *testing.T) {
+	c := storedCluster(t, 1)
+	ctx := context.Background()
+	pkgs, _ := c.List(ctx, "", "")
+	lk, _ := c.Lock(ctx)
+
+	deps := dependentFindings(lk, pkgs, provRepo, "v2.0.0")
+	if len(deps) != 1 || deps[0].Severity != Blocking || deps[0].Object != "configuration/configuration-stored" ||
+		!strings.Contains(deps[0].Message, ">=v1.0.0 <v2.0.0, which excludes v2.0.0") {
+		t.Errorf("dependent-constraint: %+v", deps)
+	}
+	if deps := dependentFindings(lk, pkgs, provRepo, "v1.2.0"); len(deps) != 0 {
+		t.Errorf("v1.2.0 is allowed: %+v", deps)
+	}
+
+	live, err := liveObjectFindings(ctx, c, map[string][]string{"widgets.stored.example.org": {"v1alpha1"}}, "v2")
+	if err != nil || len(live) != 1 || *live[0].Count != 1 || live[0].Severity != Warning {
+		t.Errorf("a dropped version with objects: %+v, %v", live, err)
+	}
+	live, _ = liveObjectFindings(ctx, c, map[string][]string{"widgets.stored.example.org": nil}, "v2")
+	if len(live) != 1 || live[0].Severity != Blocking {
+		t.Errorf("a kind that goes with objects: %+v", live)
+	}
+
+	for _, tc := range []struct {
+		action, from, to string
+		want             Severity
+	}{{ActionUpgrade, "v1.1.0", "v1.0.0", Blocking}, {ActionRollback, "v1.1.0", "v1.0.0", Info}, {ActionUpgrade, "v1.0.0", "v1.1.0", ""}} {
+		f := downgradeFinding(tc.action, tc.from, tc.to)
+		if (f == nil) != (tc.want == "") || f != nil && f.Severity != tc.want {
+			t.Errorf("%s %s→%s: %+v", tc.action, tc.from, tc.to, f)
+		}
+	}
+
+	for _, tc := range []struct {
+		constraint, running string
+		want                Severity
+	}{{">=v2.0.0", "v2.3.4", Info}, {">=v2.4.0", "v2.3.4", Blocking}, {">=v2.0.0", "", Info}, {"", "v2.3.4", ""}} {
+		f := crossplaneVersionFinding(tc.constraint, tc.running, "target")
+		if (f == nil) != (tc.want == "") || f != nil && f.Severity != tc.want {
+			t.Errorf("crossplane %q on %q: %+v", tc.constraint, tc.running, f)
+		}
+	}
+}
+
+func TestCrossplaneVersionFromItsDeployment(t *testing.T) {
+	dep := obj("apps/v1", "Deployment", "crossplane", map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+		"containers": []any{map[string]any{"name": "universal-crossplane", "image": "xpkg.crossplane.io/crossplane/crossplane:v2.3.4"}}}}}})
+	dep.SetNamespace("crossplane-system")
+	c := fakeCluster(t, dep)
+	if v := c.CrossplaneVersion(context.Background(), "crossplane-system"); v != "v2.3.4" {
+		t.Errorf("version from the image: %q", v)
+	}
+	dep.SetLabels(map[string]string{"app.kubernetes.io/version": "2.3.5"})
+	if v := fakeCluster(t, dep).CrossplaneVersion(context.Background(), "crossplane-system"); v != "2.3.5" {
+		t.Errorf("version from the label: %q", v)
+	}
+	if v := fakeCluster(t).CrossplaneVersion(context.Background(), "crossplane-system"); v != "" {
+		t.Errorf("no Deployment: %q", v)
+	}
+}
+
+func TestWriteTextAndRefusal(t *testing.T) {
+	p := &Plan{Action: ActionUpgrade, Package: "provider/p", From: "r/p:v1", To: "r/p:v2", Findings: []Finding{
+		{Rule: RuleBreakingChange, Severity: Warning, Message: "w"},
+		{Rule: RuleStoredVersionDropped, Severity: Blocking, Message: "b1"},
+		{Rule: RuleLiveObjects, Severity: Blocking, Message: "b2", Count: count(3)},
+	}}
+	var sb strings.Builder
+	if err := WriteText(&sb, p); err != nil {
+		t.Fatal(err)
+	}
+	want := "Plan: upgrade provider/p from r/p:v1 to r/p:v2\n  2 blocking, 1 warning, 0 info\n" +
+		"  BLOCKING b1 [stored-version-dropped]\n  BLOCKING b2 [live-objects]\n  WARNING  w [breaking-change]\n"
+	if sb.String() != want {
+		t.Errorf("text:\n%s\nwant:\n%s", sb.String(), want)
+	}
+	if err := (&RefusedError{Plan: p}).Error(); err != "upgrade of provider/p refused: b1 (and 1 more blocking findings); pass --force to go ahead anyway" {
+		t.Errorf("refusal: %s", err)
+	}
+}
