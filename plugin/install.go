@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg/legacy"
@@ -277,6 +279,7 @@ func (o *InstallOptions) create(ctx context.Context, c *cluster.Cluster, u *unst
 	if done, err := o.existing(ctx, c); done || err != nil {
 		return err
 	}
+	start := time.Now()
 	created, err := c.Create(ctx, u, o.DryRun == "server")
 	if apierrors.IsAlreadyExists(err) {
 		// Another install of the same name won the race since the check.
@@ -297,7 +300,7 @@ func (o *InstallOptions) create(ctx context.Context, c *cluster.Cluster, u *unst
 	if o.DryRun == "server" {
 		return nil
 	}
-	return o.wait(ctx, c)
+	return o.wait(ctx, c, start)
 }
 
 // existing handles a package already installed under the name: the same
@@ -311,17 +314,18 @@ func (o *InstallOptions) existing(ctx context.Context, c *cluster.Cluster) (done
 		return false, err
 	case p.Source == o.Spec.Package:
 		fmt.Fprintf(o.root.IOStreams.ErrOut, "%s/%s is already installed from %s: nothing to do\n", strings.ToLower(o.Spec.Kind), o.Spec.Name, o.Spec.Package)
-		return true, o.wait(ctx, c)
+		return true, o.wait(ctx, c, time.Now())
 	}
 	return false, fmt.Errorf("%s/%s is already installed from %s: use 'kubectl xpkg upgrade %s' to change its package, or choose another NAME",
 		strings.ToLower(o.Spec.Kind), o.Spec.Name, p.Source, o.Spec.Name)
 }
 
-func (o *InstallOptions) wait(ctx context.Context, c *cluster.Cluster) error {
+func (o *InstallOptions) wait(ctx context.Context, c *cluster.Cluster, since time.Time) error {
 	if o.Wait.d == 0 {
 		return nil
 	}
-	return waitError(c.WaitReady(ctx, o.Spec.Kind, o.Spec.Name, o.Wait.d, o.root.IOStreams.ErrOut))
+	p := &cluster.Package{Kind: o.Spec.Kind, Name: o.Spec.Name}
+	return changeError(ctx, lifecycle.WaitInstalled(ctx, c, p, o.Wait.d, since, o.root.IOStreams.ErrOut))
 }
 
 // warnCustomName warns before a custom name creates the duplicate Crossplane

@@ -57,13 +57,15 @@ func (c *Cluster) WaitEstablished(ctx context.Context, p *Package, d time.Durati
 			name := def.Ref.Kind + " " + def.Ref.Name
 			switch {
 			case def.Failure != "":
-				return fmt.Errorf("%s is not usable: %s is %s: %s", what, name, def.State, def.Failure)
+				return fmt.Errorf("%s is %s: %s", name, def.State, def.Failure)
 			case !def.Ready:
 				pending = append(pending, name+": "+def.State)
 			}
 		}
 		if len(pending) == 0 {
-			pr.say("%s: %d definitions established", what, len(defs))
+			if len(defs) > 0 {
+				pr.say("%s: %d definitions established", what, len(defs))
+			}
 			return nil
 		}
 		select {

@@ -2,9 +2,9 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
@@ -36,9 +36,9 @@ type AtomicError struct {
 
 func (e *AtomicError) Error() string {
 	if e.RollbackErr != nil {
-		return fmt.Sprintf("%s: %s failed (%v), and the rollback to %s failed too: %v", e.Package, e.To, e.Err, e.Back, e.RollbackErr)
+		return fmt.Sprintf("%s failed (%v), and the rollback to %s failed too: %v", e.To, e.Err, e.Back, e.RollbackErr)
 	}
-	return fmt.Sprintf("%s: %s failed (%v); rolled back to %s, which is installed and healthy", e.Package, e.To, e.Err, e.Back)
+	return fmt.Sprintf("%s failed (%v); rolled back to %s, which is installed and healthy", e.To, e.Err, e.Back)
 }
 
 func (e *AtomicError) Unwrap() error { return e.Err }
@@ -97,16 +97,43 @@ func (c *Change) settle(ctx context.Context, p *cluster.Package, activate bool, 
 	if o.Wait == 0 {
 		return nil
 	}
-	left := o.Wait - time.Since(start)
-	if err := c.Cluster.WaitReady(ctx, p.Kind, p.Name, left, o.Progress); err != nil {
-		return err
-	}
-	left = o.Wait - time.Since(start)
-	if left <= 0 {
-		return &cluster.WaitTimeoutError{What: "the objects of " + KindName(p), After: o.Wait}
-	}
-	return c.Cluster.WaitEstablished(ctx, p, left, start, o.Progress)
+	return WaitInstalled(ctx, c.Cluster, p, o.Wait-time.Since(start), start, o.Progress)
 }
 
-// IsInterrupted tells whether err ends a wait the user interrupted.
-func IsInterrupted(err error) bool { return errors.Is(err, context.Canceled) }
+// WaitInstalled waits until the package is installed and healthy, with
+// its dependencies, and every definition its revision installed is
+// established; failures of definitions count from since. d bounds it all.
+// Crossplane can report Healthy before a runtime it has just changed
+// catches up, and take it back a moment later: readiness counts once it
+// still holds after HoldReady.
+func WaitInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, d time.Duration, since time.Time, out io.Writer) error {
+	deadline := time.Now().Add(d)
+	for {
+		if err := c.WaitReady(ctx, p.Kind, p.Name, time.Until(deadline), out); err != nil {
+			return err
+		}
+		if err := c.WaitEstablished(ctx, p, time.Until(deadline), since, out); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(HoldReady):
+		}
+		now, err := c.Get(ctx, p.Kind, p.Name)
+		if err != nil {
+			return err
+		}
+		r := c.Dialect().Readiness(now)
+		if r.Ready {
+			return nil
+		}
+		fmt.Fprintf(out, "%s: not ready again a moment later (%s): waiting on\n", KindName(now), strings.Join(r.Pending, ", "))
+		if time.Until(deadline) <= 0 {
+			return &cluster.WaitTimeoutError{What: KindName(now), After: d, Pending: r.Pending}
+		}
+	}
+}
+
+// HoldReady is how long a package must stay ready for a wait to end.
+var HoldReady = time.Second

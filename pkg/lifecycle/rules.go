@@ -77,20 +77,21 @@ func liveObjectFindings(ctx context.Context, c *cluster.Cluster, losses map[stri
 		f := Finding{Rule: RuleLiveObjects, Object: name, Count: count(n.N)}
 		if vs := losses[name]; vs == nil {
 			f.Severity = Blocking
-			f.Message = fmt.Sprintf("%s of kind %s exist and %s no longer defines CRD %s: they would be deleted with it; delete or move them first", objects(n), crd.Kind, target, name)
+			f.Message = fmt.Sprintf("%s and %s no longer defines CRD %s: they would be deleted with it; delete or move them first", objectsExist(n, crd.Kind), target, name)
 		} else {
 			f.Severity = Warning
-			f.Message = fmt.Sprintf("%s of kind %s exist and %s drops version %s of CRD %s: clients and manifests that use it must move to %s", objects(n), crd.Kind, target, strings.Join(vs, ", "), name, crd.Storage)
+			f.Message = fmt.Sprintf("%s and %s drops version %s of CRD %s: clients and manifests that use it must move to %s", objectsExist(n, crd.Kind), target, strings.Join(vs, ", "), name, crd.Storage)
 		}
 		out = append(out, f)
 	}
 	return out, nil
 }
 
-func objects(n cluster.ObjectCount) string {
-	s := fmt.Sprintf("%d object", n.N)
-	if n.N != 1 {
-		s += "s"
+// objectsExist says how many objects of a kind exist, in a sentence.
+func objectsExist(n cluster.ObjectCount, kind string) string {
+	s := fmt.Sprintf("%d object of kind %s exists", n.N, kind)
+	if n.N != 1 || n.AtLeast {
+		s = fmt.Sprintf("%d objects of kind %s exist", n.N, kind)
 	}
 	if n.AtLeast {
 		s = "at least " + s

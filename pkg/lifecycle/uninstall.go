@@ -141,7 +141,7 @@ func (u *Uninstall) liveObjects(ctx context.Context, p *cluster.Package) ([]Find
 			continue
 		}
 		out = append(out, Finding{Rule: RuleLiveObjects, Severity: Blocking, Object: name, Count: count(n.N),
-			Message: fmt.Sprintf("%s of kind %s (CRD %s) exist: uninstalling %s deletes the definition and them with it; delete them first, or pass --force", objects(n), crd.Kind, name, KindName(p))})
+			Message: fmt.Sprintf("%s (CRD %s): uninstalling %s deletes the definition and them with it; delete them first", objectsExist(n, crd.Kind), name, KindName(p))})
 	}
 	return out, nil
 }

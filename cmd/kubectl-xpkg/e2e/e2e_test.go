@@ -121,8 +121,8 @@ func TestOperatorJourney(t *testing.T) {
 	contains(t, "tree", r.Stdout, "configuration/"+cfg, "├── provider/"+nop, "└── function/"+pt, "[installed: True, healthy: True]")
 
 	// A dependency is not uninstalled from under its dependent.
-	r = x.Run("uninstall", nop).Fails(t, 1)
-	contains(t, "uninstall dependency", r.Stderr, "provider/"+nop+" is a dependency of "+e2e+"configuration-aws-network")
+	r = x.Run("uninstall", nop).Fails(t, 3)
+	contains(t, "uninstall dependency", r.Stderr, "provider/"+nop+" is a dependency of configuration/"+cfg+": uninstall it first [dependents]")
 	c.healthy("providers", nop)
 
 	// Upgrade, waiting for the new revision to be healthy.
