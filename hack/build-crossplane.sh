@@ -27,7 +27,7 @@ tmp="$bindir.tmp.$$"
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
-echo "build-crossplane: building crossplane $CROSSPLANE_VERSION; cold this takes ~6 minutes" >&2
+echo "build-crossplane: building crossplane $CROSSPLANE_VERSION; the first time only, about 2 minutes on two cores (then cached in hack/bin)" >&2
 (
   cd "$here/crossplane"
   export CGO_ENABLED=0 GOFLAGS=-mod=mod

@@ -43,7 +43,7 @@ tmp="$bindir.tmp.$$"
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
-echo "build-k8s: building ${missing[*]} ($K8S_VERSION, etcd $ETCD_VERSION); cold this takes ~15 minutes" >&2
+echo "build-k8s: building ${missing[*]} ($K8S_VERSION, etcd $ETCD_VERSION); the first time only, about 4 minutes on two cores (then cached in hack/bin)" >&2
 (
   cd "$here/k8s"
   export CGO_ENABLED=0 GOFLAGS=-mod=mod

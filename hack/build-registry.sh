@@ -25,7 +25,7 @@ tmp="$bindir.tmp.$$"
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
-echo "build-registry: building the distribution registry $REGISTRY_VERSION; cold this takes ~2 minutes" >&2
+echo "build-registry: building the distribution registry $REGISTRY_VERSION; the first time only, about 1 minute on two cores (then cached in hack/bin)" >&2
 (
   cd "$here/registry"
   export CGO_ENABLED=0 GOFLAGS=-mod=mod

@@ -33,7 +33,7 @@ func (j *journey) e2e(name, tag string) string {
 func (j *journey) cluster() {
 	if !j.install() {
 		installed, _ := j.c.get(cfg)
-		for _, t := range []string{"get", "describe", "tree", "uninstall a dependency", "versions", "upgrade --dry-run", "upgrade --wait"} {
+		for _, t := range []string{"get", "describe", "tree", "uninstall a dependency", "versions", "upgrade --dry-run", "upgrade --wait", "rollback --wait"} {
 			j.s.skip(t, "the configuration was not installed")
 		}
 		if installed == nil {
@@ -49,6 +49,7 @@ func (j *journey) cluster() {
 		j.versions()
 		j.upgradeDryRun()
 		j.upgrade()
+		j.rollback()
 	}
 	if j.uninstall() {
 		j.empty()
@@ -132,11 +133,11 @@ func (j *journey) tree() {
 
 func (j *journey) refuse() {
 	j.s.step("uninstall a dependency",
-		"Removing provider-nop from under the configuration that needs it is refused (exit 1): uninstall reads the Lock before deleting anything.",
+		"Removing provider-nop from under the configuration that needs it is refused (exit 3): uninstall plans the removal before deleting anything.",
 		func(v *verdict) {
 			r := j.s.xpkg(quick, "uninstall", nopName, "--yes")
-			if v.exit(r, 1, "refused") {
-				v.says("stderr", r.stderr, "says who depends on it", nop+" is a dependency of "+j.e2e("configuration-aws-network", ""))
+			if v.exit(r, 3, "refused by its plan") {
+				v.says("stderr", r.stderr, "names who depends on it, as KIND/NAME", nop+" is a dependency of "+cfg, "[dependents]")
 				v.cluster(j.c.healthy(nop), "the provider is still there and Healthy")
 			}
 		})
@@ -162,34 +163,46 @@ func (j *journey) versions() {
 
 func (j *journey) upgradeDryRun() {
 	j.s.step("upgrade --dry-run",
-		"What would v0.24.0 change? --dry-run prints the whole preflight report and changes nothing "+
-			"(this sample's v0.24.0 carries v0.23.0's objects).",
+		"What would v0.24.0 break? --dry-run prints the plan (stored versions, live objects, dependents' "+
+			"constraints, the running Crossplane) and changes nothing; it exits 3 when the plan would stop the upgrade.",
 		func(v *verdict) {
 			r := j.s.xpkg(quick, "upgrade", cfgName, "v0.24.0", "--dry-run")
-			if !v.exit(r, 0, "the upgrade would be allowed") {
+			if !v.exit(r, 0, "the upgrade would go ahead") {
 				return
 			}
-			v.says("stdout", r.stdout, "compares the running v0.23.0 with v0.24.0: no differences",
-				"--- Configuration configuration-aws-network from "+j.e2e("configuration-aws-network", "v0.23.0"),
-				"+++ Configuration configuration-aws-network from "+j.e2e("configuration-aws-network", "v0.24.0"),
-				"no differences")
-			v.says("stdout", r.stdout, "only a server dry run", "would be upgraded from v0.23.0 to v0.24.0 (server dry run: nothing changed)")
+			v.says("stdout", r.stdout, "plans v0.23.0 to v0.24.0: nothing blocks",
+				"Plan: upgrade "+cfg+" from "+j.e2e("configuration-aws-network", "v0.23.0")+" to "+j.e2e("configuration-aws-network", "v0.24.0"),
+				"0 blocking")
 			v.cluster(j.c.runs(cfg, j.e2e("configuration-aws-network", "v0.23.0")), "still at v0.23.0 and Healthy")
 		})
 }
 
 func (j *journey) upgrade() {
 	j.s.step("upgrade --wait",
-		"The upgrade: the preflight again (one line on stderr), then only spec.package changes; --wait follows the new revision until Healthy.",
+		"The upgrade: the plan again (on stderr), then only spec.package changes; --wait follows the new revision until Healthy and its definitions are established.",
 		func(v *verdict) {
 			r := j.s.xpkg(waiting, "upgrade", cfgName, "v0.24.0", waitFor)
 			if !v.exit(r, 0, "upgraded and healthy") {
 				return
 			}
-			v.says("stderr", r.stderr, "the preflight ran", "Preflight:")
+			v.says("stderr", r.stderr, "the plan ran", "Plan: upgrade "+cfg)
 			v.says("stdout", r.stdout, "says what changed", cfg+" upgraded from v0.23.0 to v0.24.0")
 			v.cluster(j.c.runs(cfg, j.e2e("configuration-aws-network", "v0.24.0")), "runs v0.24.0, Healthy")
 			v.cluster(j.c.healthy(nop, pt), "its dependencies still Healthy")
+		})
+}
+
+func (j *journey) rollback() {
+	j.s.step("rollback --wait",
+		"Changed your mind? rollback points the package back at the previous revision's image (planned like an upgrade); "+
+			"Crossplane re-activates that revision.",
+		func(v *verdict) {
+			r := j.s.xpkg(waiting, "rollback", cfgName, waitFor)
+			if !v.exit(r, 0, "rolled back and healthy") {
+				return
+			}
+			v.says("stdout", r.stdout, "says what changed", cfg+" rolled back from v0.24.0 to v0.23.0")
+			v.cluster(j.c.runs(cfg, j.e2e("configuration-aws-network", "v0.23.0")), "runs v0.23.0 again, Healthy")
 		})
 }
 

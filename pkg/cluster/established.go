@@ -29,8 +29,9 @@ type Definition struct {
 	// or what is still missing.
 	State string
 	Ready bool
-	// Failure is a Warning event on it that says it cannot get there.
-	Failure string
+	// Warning is the newest Warning event on it; Failure is set when that
+	// says it cannot get there (see terminalWarning).
+	Warning, Failure string
 }
 
 // WaitEstablished waits until every definition (CRD, MRD, XRD) the
@@ -38,7 +39,8 @@ type Definition struct {
 // Inactive by choice; an XRD with claims must offer them too). Healthy
 // conditions alone do not say so: a revision can be Healthy while its MRD
 // cannot be applied. A Warning event on a definition since the wait began
-// ends it as a failure, with the event's message.
+// that will not go away by itself (terminalWarning) ends it as a failure,
+// with the event's message.
 func (c *Cluster) WaitEstablished(ctx context.Context, p *Package, d time.Duration, since time.Time, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -58,13 +60,19 @@ func (c *Cluster) WaitEstablished(ctx context.Context, p *Package, d time.Durati
 			switch {
 			case def.Failure != "":
 				return fmt.Errorf("%s is %s: %s", name, def.State, def.Failure)
+			case !def.Ready && def.Warning != "":
+				pending = append(pending, name+": "+def.State+"; last warning: "+def.Warning)
 			case !def.Ready:
 				pending = append(pending, name+": "+def.State)
 			}
 		}
 		if len(pending) == 0 {
-			if len(defs) > 0 {
-				pr.say("%s: %d definitions established", what, len(defs))
+			switch len(defs) {
+			case 0:
+			case 1:
+				pr.say("%s: its definition is established", what)
+			default:
+				pr.say("%s: its %d definitions are established", what, len(defs))
 			}
 			return nil
 		}
@@ -109,8 +117,10 @@ func (c *Cluster) Definitions(ctx context.Context, p *Package, since time.Time) 
 		}
 		def := definitionState(ref, u)
 		if !def.Ready {
-			if def.Failure, err = c.warning(ctx, ref, since); err != nil {
-				return nil, err
+			var terminal bool
+			def.Warning, terminal = c.warning(ctx, ref, since)
+			if terminal {
+				def.Failure = def.Warning
 			}
 		}
 		out = append(out, def)
@@ -147,26 +157,43 @@ func definitionState(ref ObjectRef, u *unstructured.Unstructured) Definition {
 }
 
 // warning is the newest Warning event on the object since the given time
-// ("" when none).
-func (c *Cluster) warning(ctx context.Context, ref ObjectRef, since time.Time) (string, error) {
+// ("" when none), and whether it is terminal.
+func (c *Cluster) warning(ctx context.Context, ref ObjectRef, since time.Time) (string, bool) {
 	sel := fmt.Sprintf("involvedObject.kind=%s,involvedObject.name=%s,type=Warning", ref.Kind, ref.Name)
 	l, err := c.dyn.Resource(eventResource).List(ctx, metav1.ListOptions{FieldSelector: sel})
 	if err != nil {
-		return "", nil // events are a hint; a wait goes on without them
+		return "", false // events are a hint; a wait goes on without them
 	}
-	var newest time.Time
-	msg := ""
+	var newest *unstructured.Unstructured
 	for i := range l.Items {
 		e := &l.Items[i]
-		t := eventTime(e)
-		if t.Before(since.Truncate(time.Second)) || !t.After(newest) && msg != "" {
-			continue
+		if t := eventTime(e); !t.Before(since.Truncate(time.Second)) && (newest == nil || t.After(eventTime(newest))) {
+			newest = e
 		}
-		reason, _, _ := unstructured.NestedString(e.Object, "reason")
-		m, _, _ := unstructured.NestedString(e.Object, "message")
-		newest, msg = t, reason+": "+m
 	}
-	return msg, nil
+	if newest == nil {
+		return "", false
+	}
+	reason, _, _ := unstructured.NestedString(newest.Object, "reason")
+	msg, _, _ := unstructured.NestedString(newest.Object, "message")
+	return reason + ": " + msg, terminalWarning(newest)
+}
+
+// terminalWarning tells a warning that will not go away by itself: the
+// API server rejected what the controller applies as invalid (it will
+// reject it again), or the controller has failed the same way at least
+// three times, backing off in between. A conflict while a definition is
+// first created (its CRD "already exists") clears on the next try.
+func terminalWarning(e *unstructured.Unstructured) bool {
+	msg, _, _ := unstructured.NestedString(e.Object, "message")
+	if strings.Contains(msg, "Invalid value") || strings.Contains(msg, " is invalid") {
+		return true
+	}
+	n, _, _ := unstructured.NestedInt64(e.Object, "count")
+	if sn, ok, _ := unstructured.NestedInt64(e.Object, "series", "count"); ok {
+		n = max(n, sn)
+	}
+	return n >= 3
 }
 
 // DefinedCRDs names the CRDs the package's current revision defines: its

@@ -29,3 +29,22 @@ func TestDefinitionState(t *testing.T) {
 		}
 	}
 }
+
+func TestTerminalWarning(t *testing.T) {
+	ev := func(msg string, count int64) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"message": msg, "count": count}}
+	}
+	for _, c := range []struct {
+		e    *unstructured.Unstructured
+		want bool
+	}{
+		{ev(`CustomResourceDefinition.apiextensions.k8s.io "w" is invalid: status.storedVersions[0]: Invalid value: "v1alpha1": missing from spec.versions`, 1), true},
+		{ev(`cannot create object: customresourcedefinitions.apiextensions.k8s.io "x" already exists`, 1), false},
+		{ev(`cannot create object: customresourcedefinitions.apiextensions.k8s.io "x" already exists`, 3), true},
+		{&unstructured.Unstructured{Object: map[string]any{"message": "m", "series": map[string]any{"count": int64(4)}}}, true},
+	} {
+		if got := terminalWarning(c.e); got != c.want {
+			t.Errorf("%v: terminal %v, want %v", c.e.Object, got, c.want)
+		}
+	}
+}
