@@ -58,15 +58,7 @@ its definitions established.`,
 		Example: rollbackExample,
 		GroupID: groupCluster,
 		Args:    exactArgs(1, "NAME"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(root, cmd, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:    runOptions(root, o),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.ToRevision, "to-revision", "", "The revision to go back to: its name or number (default: the previous one).")

@@ -4,6 +4,7 @@
 package plugin
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -156,5 +157,25 @@ func exactArgs(n int, names string) cobra.PositionalArgs {
 			Err:  fmt.Errorf("%s takes %s (got %d argument(s))", c.CommandPath(), names, len(args)),
 			Hint: fmt.Sprintf("See '%s --help' for usage.", c.CommandPath()),
 		}
+	}
+}
+
+// options is the kubectl-style lifecycle of a verb's options.
+type options interface {
+	Complete(root *Root, cmd *cobra.Command, args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// runOptions runs a verb's options through their lifecycle.
+func runOptions(root *Root, o options) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := o.Complete(root, cmd, args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context())
 	}
 }

@@ -66,15 +66,7 @@ exits as the uninstall would.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(root, cmd, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runOptions(root, o),
 	}
 	f := cmd.Flags()
 	o.Plan.AddFlags(cmd, "dependents, live objects")

@@ -87,15 +87,7 @@ when that does not happen in time, waits for it, and exits non-zero.`,
 		Example: upgradeExample,
 		GroupID: groupCluster,
 		Args:    cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(root, cmd, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:    runOptions(root, o),
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.Pre, "pre", false, "Consider pre-release versions.")

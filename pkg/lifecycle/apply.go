@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -108,12 +109,19 @@ func (c *Change) settle(ctx context.Context, p *cluster.Package, activate bool, 
 // still holds after HoldReady.
 func WaitInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, d time.Duration, since time.Time, out io.Writer) error {
 	deadline := time.Now().Add(d)
+	// The steps share d: a timeout reports the whole of it.
+	whole := func(err error) error {
+		if te := (*cluster.WaitTimeoutError)(nil); errors.As(err, &te) {
+			te.After = d
+		}
+		return err
+	}
 	for {
 		if err := c.WaitReady(ctx, p.Kind, p.Name, time.Until(deadline), out); err != nil {
-			return err
+			return whole(err)
 		}
 		if err := c.WaitEstablished(ctx, p, time.Until(deadline), since, out); err != nil {
-			return err
+			return whole(err)
 		}
 		select {
 		case <-ctx.Done():

@@ -56,12 +56,39 @@ func removedKinds(old, new *xpkg.Package) map[string][]string {
 // that use it break), unless the version is stored, which
 // stored-version-dropped already stops.
 func liveObjectFindings(ctx context.Context, c *cluster.Cluster, losses map[string][]string, target string) ([]Finding, error) {
-	names := slices.Sorted(mapKeys(losses))
-	crds, err := c.CRDs(ctx, names)
+	live, err := countLive(ctx, c, slices.Sorted(mapKeys(losses)))
 	if err != nil {
 		return nil, err
 	}
 	var out []Finding
+	for _, l := range live {
+		f := Finding{Rule: RuleLiveObjects, Object: l.crd.Name, Count: count(l.n.N)}
+		if vs := losses[l.crd.Name]; vs == nil {
+			f.Severity = Blocking
+			f.Message = fmt.Sprintf("%s and %s no longer defines CRD %s: they would be deleted with it; delete or move them first", objectsExist(l.n, l.crd.Kind), target, l.crd.Name)
+		} else {
+			f.Severity = Warning
+			f.Message = fmt.Sprintf("%s and %s drops version %s of CRD %s: clients and manifests that use it must move to %s", objectsExist(l.n, l.crd.Kind), target, strings.Join(vs, ", "), l.crd.Name, l.crd.Storage)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// liveKind is a CRD in the cluster with objects of its kind.
+type liveKind struct {
+	crd *cluster.CRD
+	n   cluster.ObjectCount
+}
+
+// countLive counts the objects of the named CRDs that exist, in order,
+// leaving out those without any.
+func countLive(ctx context.Context, c *cluster.Cluster, names []string) ([]liveKind, error) {
+	crds, err := c.CRDs(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	var out []liveKind
 	for _, name := range names {
 		crd, ok := crds[name]
 		if !ok {
@@ -71,18 +98,9 @@ func liveObjectFindings(ctx context.Context, c *cluster.Cluster, losses map[stri
 		if err != nil {
 			return nil, err
 		}
-		if n.N == 0 {
-			continue
+		if n.N > 0 {
+			out = append(out, liveKind{crd, n})
 		}
-		f := Finding{Rule: RuleLiveObjects, Object: name, Count: count(n.N)}
-		if vs := losses[name]; vs == nil {
-			f.Severity = Blocking
-			f.Message = fmt.Sprintf("%s and %s no longer defines CRD %s: they would be deleted with it; delete or move them first", objectsExist(n, crd.Kind), target, name)
-		} else {
-			f.Severity = Warning
-			f.Message = fmt.Sprintf("%s and %s drops version %s of CRD %s: clients and manifests that use it must move to %s", objectsExist(n, crd.Kind), target, strings.Join(vs, ", "), name, crd.Storage)
-		}
-		out = append(out, f)
 	}
 	return out, nil
 }

@@ -123,25 +123,14 @@ func (u *Uninstall) liveObjects(ctx context.Context, p *cluster.Package) ([]Find
 	if err != nil {
 		return nil, err
 	}
-	crds, err := u.Cluster.CRDs(ctx, names)
+	live, err := countLive(ctx, u.Cluster, names)
 	if err != nil {
 		return nil, err
 	}
 	var out []Finding
-	for _, name := range names {
-		crd, ok := crds[name]
-		if !ok {
-			continue
-		}
-		n, err := u.Cluster.CountObjects(ctx, crd)
-		if err != nil {
-			return nil, err
-		}
-		if n.N == 0 {
-			continue
-		}
-		out = append(out, Finding{Rule: RuleLiveObjects, Severity: Blocking, Object: name, Count: count(n.N),
-			Message: fmt.Sprintf("%s (CRD %s): uninstalling %s deletes the definition and them with it; delete them first", objectsExist(n, crd.Kind), name, KindName(p))})
+	for _, l := range live {
+		out = append(out, Finding{Rule: RuleLiveObjects, Severity: Blocking, Object: l.crd.Name, Count: count(l.n.N),
+			Message: fmt.Sprintf("%s (CRD %s): uninstalling %s deletes the definition and them with it; delete them first", objectsExist(l.n, l.crd.Kind), l.crd.Name, KindName(p))})
 	}
 	return out, nil
 }

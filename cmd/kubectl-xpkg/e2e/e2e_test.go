@@ -73,7 +73,10 @@ func contains(t *testing.T, what, got string, wants ...string) {
 	}
 }
 
-func TestOperatorJourney(t *testing.T) {
+// start gets the environment with the real Crossplane, pushes the sample
+// packages to its registry, and returns a client and the plugin's runner.
+func start(t *testing.T) (*testenv.Env, *testenv.Registry, cluster, *clitest.Test) {
+	t.Helper()
 	env := testenv.Get(t)
 	reg := env.RequireRegistry(t)
 	crossplane.Get(t, env)
@@ -85,8 +88,11 @@ func TestOperatorJourney(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := cluster{t: t, dyn: dyn}
-	x := clitest.New(t).WithEnv(env)
+	return env, reg, cluster{t: t, dyn: dyn}, clitest.New(t).WithEnv(env)
+}
+
+func TestOperatorJourney(t *testing.T) {
+	env, reg, c, x := start(t)
 	e2e := reg.Host + "/e2e/crossplane-contrib/"
 	const (
 		cfg = "e2e-crossplane-contrib-configuration-aws-network"

@@ -5,16 +5,12 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/crossplane"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
 )
 
 var (
@@ -64,19 +60,8 @@ func (p planDoc) finding(t *testing.T, rule, severity string) (message, object s
 // v2.0.0: v1beta1 only) and configuration-stored, which needs it at
 // >=v1.0.0 <v2.0.0.
 func TestChangingPackagesSafely(t *testing.T) {
-	env := testenv.Get(t)
-	reg := env.RequireRegistry(t)
-	crossplane.Get(t, env)
-	root, _ := testenv.ModuleRoot()
-	if _, err := fixture.PushSamples(root, reg.Host, remote.WithAuth(&authn.Basic{Username: reg.Username, Password: reg.Password})); err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := env.DynamicClient(testenv.ContextAdmin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := cluster{t: t, dyn: dyn}
-	x := clitest.New(t).WithEnv(env)
+	env, reg, c, x := start(t)
+	dyn := c.dyn
 	repo := reg.Host + "/e2e/crossplane-contrib/"
 	const (
 		prov = "e2e-crossplane-contrib-provider-stored"

@@ -51,18 +51,31 @@ func DefaultBinDir() (string, error) {
 	if d := os.Getenv("XPKG_K8S_BIN"); d != "" {
 		return d, nil
 	}
+	d, err := newestBuilt("k8s-*", "kube-apiserver")
+	if err != nil {
+		return "", err
+	}
+	if d == "" {
+		return "", errors.New("no kube-apiserver built under hack/bin: run hack/build-k8s.sh (make test does)")
+	}
+	return d, nil
+}
+
+// newestBuilt is the newest hack/bin directory matching pattern that holds
+// file ("" when none does); builds in progress (.tmp.) do not count.
+func newestBuilt(pattern, file string) (string, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", err
 	}
-	dirs, _ := filepath.Glob(filepath.Join(root, "hack", "bin", "k8s-*"))
+	dirs, _ := filepath.Glob(filepath.Join(root, "hack", "bin", pattern))
 	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
 	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "kube-apiserver")); err == nil && !strings.Contains(d, ".tmp.") {
+		if _, err := os.Stat(filepath.Join(d, file)); err == nil && !strings.Contains(d, ".tmp.") {
 			return d, nil
 		}
 	}
-	return "", errors.New("no kube-apiserver built under hack/bin: run hack/build-k8s.sh (make test does)")
+	return "", nil
 }
 
 // RegistryBinEnvVar names the directory holding the registry binary; make
@@ -77,17 +90,12 @@ func DefaultRegistryBin() (string, error) {
 	if d := os.Getenv(RegistryBinEnvVar); d != "" {
 		return filepath.Join(d, "registry"), nil
 	}
-	root, err := ModuleRoot()
+	d, err := newestBuilt("registry-*", "registry")
 	if err != nil {
 		return "", err
 	}
-	dirs, _ := filepath.Glob(filepath.Join(root, "hack", "bin", "registry-*"))
-	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
-	for _, d := range dirs {
-		bin := filepath.Join(d, "registry")
-		if _, err := os.Stat(bin); err == nil && !strings.Contains(d, ".tmp.") {
-			return bin, nil
-		}
+	if d == "" {
+		return "", errors.New("no registry built under hack/bin: run hack/build-registry.sh (make test does)")
 	}
-	return "", errors.New("no registry built under hack/bin: run hack/build-registry.sh (make test does)")
+	return filepath.Join(d, "registry"), nil
 }
