@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/deptree"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
@@ -63,16 +63,16 @@ func (o *TreeOptions) Run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	roots, err := cluster.Tree(lock, pkgs, name)
+	roots, err := deptree.Build(lock, pkgs, name)
 	if err != nil {
 		return err
 	}
 	out := o.root.IOStreams.Out
 	switch o.Output {
 	case "dot":
-		cluster.WriteDot(out, roots)
+		deptree.WriteDot(out, roots)
 	case "":
-		cluster.WriteTree(out, roots)
+		deptree.WriteText(out, roots)
 	default:
 		return printers.PrintObject(out, o.Output, roots)
 	}

@@ -1,14 +1,18 @@
-package cluster
+// Package deptree builds the dependency tree of a cluster's packages from
+// its Lock, and renders it as text or as a Graphviz graph.
+package deptree
 
 import (
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 )
 
-// TreeNode is a package in the dependency tree.
-type TreeNode struct {
+// Node is a package in the dependency tree.
+type Node struct {
 	Kind       string      `json:"kind,omitempty"`
 	Name       string      `json:"name,omitempty"`
 	Source     string      `json:"package"`
@@ -16,26 +20,26 @@ type TreeNode struct {
 	Constraint string      `json:"constraint,omitempty"`
 	Installed  string      `json:"installed"`
 	Healthy    string      `json:"healthy"`
-	Children   []*TreeNode `json:"dependencies,omitempty"`
+	Children   []*Node `json:"dependencies,omitempty"`
 	// Cycle marks a dependency already shown above it on its path.
 	Cycle bool `json:"cycle,omitempty"`
 }
 
-// Tree builds the dependency tree from the Lock, with each node's health
+// Build makes the dependency tree from the Lock, with each node's health
 // from the installed packages. Roots are the packages nothing depends on,
 // or the one named root.
-func Tree(lock []LockPackage, pkgs []*Package, root string) ([]*TreeNode, error) {
-	bySource := map[string]LockPackage{}
+func Build(lock []cluster.LockPackage, pkgs []*cluster.Package, root string) ([]*Node, error) {
+	bySource := map[string]cluster.LockPackage{}
 	needed := map[string]bool{}
 	for _, lp := range lock {
-		bySource[normRepo(lp.Source)] = lp
+		bySource[cluster.RefRepository(lp.Source)] = lp
 		for _, d := range lp.Dependencies {
-			needed[normRepo(d.Package)] = true
+			needed[cluster.RefRepository(d.Package)] = true
 		}
 	}
 	var roots []string
 	for _, p := range pkgs {
-		repo := normRepo(p.Source)
+		repo := cluster.RefRepository(p.Source)
 		if (root == "" && !needed[repo]) || p.Name == root {
 			roots = append(roots, repo)
 		}
@@ -44,28 +48,28 @@ func Tree(lock []LockPackage, pkgs []*Package, root string) ([]*TreeNode, error)
 		return nil, fmt.Errorf("no package named %q: see kubectl xpkg get", root)
 	}
 	slices.Sort(roots)
-	var out []*TreeNode
+	var out []*Node
 	for _, r := range slices.Compact(roots) {
 		out = append(out, node(r, "", bySource, pkgs, map[string]bool{}))
 	}
 	return out, nil
 }
 
-func node(repo, constraint string, lock map[string]LockPackage, pkgs []*Package, path map[string]bool) *TreeNode {
-	n := &TreeNode{Source: repo, Constraint: constraint, Installed: "Unknown", Healthy: "Unknown"}
+func node(repo, constraint string, lock map[string]cluster.LockPackage, pkgs []*cluster.Package, path map[string]bool) *Node {
+	n := &Node{Source: repo, Constraint: constraint, Installed: "Unknown", Healthy: "Unknown"}
 	if lp, ok := lock[repo]; ok {
 		n.Version = lp.Version
 	}
-	if i := slices.IndexFunc(pkgs, func(p *Package) bool { return normRepo(p.Source) == repo }); i >= 0 {
+	if i := slices.IndexFunc(pkgs, func(p *cluster.Package) bool { return cluster.RefRepository(p.Source) == repo }); i >= 0 {
 		p := pkgs[i]
 		n.Kind, n.Name = p.Kind, p.Name
 		if n.Version == "" {
 			n.Version = p.Version
 		}
-		if c := p.Condition(TypeInstalled); c != nil {
+		if c := p.Condition(cluster.TypeInstalled); c != nil {
 			n.Installed = c.Status
 		}
-		if c := p.Condition(TypeHealthy); c != nil {
+		if c := p.Condition(cluster.TypeHealthy); c != nil {
 			n.Healthy = c.Status
 		}
 	} else {
@@ -78,20 +82,20 @@ func node(repo, constraint string, lock map[string]LockPackage, pkgs []*Package,
 	path[repo] = true
 	defer delete(path, repo)
 	for _, d := range lock[repo].Dependencies {
-		n.Children = append(n.Children, node(normRepo(d.Package), d.Constraints, lock, pkgs, path))
+		n.Children = append(n.Children, node(cluster.RefRepository(d.Package), d.Constraints, lock, pkgs, path))
 	}
 	return n
 }
 
-// WriteTree prints the tree with box-drawing branches.
-func WriteTree(w io.Writer, roots []*TreeNode) {
+// WriteText prints the tree with box-drawing branches.
+func WriteText(w io.Writer, roots []*Node) {
 	for _, r := range roots {
 		fmt.Fprintln(w, r.label())
 		writeChildren(w, r.Children, "")
 	}
 }
 
-func writeChildren(w io.Writer, nodes []*TreeNode, prefix string) {
+func writeChildren(w io.Writer, nodes []*Node, prefix string) {
 	for i, n := range nodes {
 		branch, next := "├── ", "│   "
 		if i == len(nodes)-1 {
@@ -102,7 +106,7 @@ func writeChildren(w io.Writer, nodes []*TreeNode, prefix string) {
 	}
 }
 
-func (n *TreeNode) label() string {
+func (n *Node) label() string {
 	var b strings.Builder
 	if n.Name != "" {
 		fmt.Fprintf(&b, "%s/%s ", strings.ToLower(n.Kind), n.Name)
@@ -126,11 +130,11 @@ func (n *TreeNode) label() string {
 }
 
 // WriteDot prints the tree as a Graphviz digraph.
-func WriteDot(w io.Writer, roots []*TreeNode) {
+func WriteDot(w io.Writer, roots []*Node) {
 	fmt.Fprintln(w, "digraph packages {\n  rankdir=LR;\n  node [shape=box];")
 	seen := map[string]bool{}
-	var walk func(n *TreeNode)
-	walk = func(n *TreeNode) {
+	var walk func(n *Node)
+	walk = func(n *Node) {
 		if !seen[n.Source] {
 			seen[n.Source] = true
 			color := "black"
