@@ -13,13 +13,13 @@ import (
 
 // Node is a package in the dependency tree.
 type Node struct {
-	Kind       string      `json:"kind,omitempty"`
-	Name       string      `json:"name,omitempty"`
-	Source     string      `json:"package"`
-	Version    string      `json:"version,omitempty"`
-	Constraint string      `json:"constraint,omitempty"`
-	Installed  string      `json:"installed"`
-	Healthy    string      `json:"healthy"`
+	Kind       string  `json:"kind,omitempty"`
+	Name       string  `json:"name,omitempty"`
+	Source     string  `json:"package"`
+	Version    string  `json:"version,omitempty"`
+	Constraint string  `json:"constraint,omitempty"`
+	Installed  string  `json:"installed"`
+	Healthy    string  `json:"healthy"`
 	Children   []*Node `json:"dependencies,omitempty"`
 	// Cycle marks a dependency already shown above it on its path.
 	Cycle bool `json:"cycle,omitempty"`

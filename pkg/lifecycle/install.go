@@ -1,0 +1,177 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg/legacy"
+)
+
+// Install creates the package object that makes the package manager
+// install a package.
+type Install struct {
+	Cluster *cluster.Cluster
+	Source  source.Options
+	Limits  xpkg.Limits
+	// XPNamespace holds the pull secrets the spec names.
+	XPNamespace string
+	// Offline builds the object without asking the cluster (a client dry
+	// run): pull secrets are not read.
+	Offline bool
+	// Open reads a package (and says so); default source.Open.
+	Open func(ctx context.Context, ref string, o source.Options) (*source.Package, error)
+	// Progress receives warnings.
+	Progress io.Writer
+}
+
+// Resolve fills in the spec from the reference: the fully qualified
+// package, the default name (Crossplane's own for a dependency), and the
+// kind, read from the package when typedKind is empty.
+func (i *Install) Resolve(ctx context.Context, spec *cluster.InstallSpec, ref, typedKind string) error {
+	if ref != "" {
+		if _, err := os.Stat(ref); err == nil {
+			return fmt.Errorf("%s is a local file or directory: Crossplane installs packages from a registry, so push it to one first and install that reference", ref)
+		}
+		r, err := source.ParseReference(ref, i.Source.Registry)
+		if err != nil {
+			return err
+		}
+		spec.Package = r.Name()
+		if spec.Name == "" {
+			spec.Name = cluster.DefaultName(r)
+		}
+	}
+	d := i.Cluster.Dialect()
+	switch {
+	case typedKind != "":
+		k, err := cluster.ResolveKind(d, typedKind)
+		spec.Kind = k
+		return err
+	case ref == "": // --crd alone: the cluster-wide request
+		spec.Kind = d.Kinds()[0]
+		return nil
+	}
+	kind, err := i.packageKind(ctx, spec)
+	if err != nil {
+		return err
+	}
+	k, err := cluster.InstallKind(d, kind)
+	if err != nil {
+		return fmt.Errorf("%s: %w", spec.Package, err)
+	}
+	spec.Kind = k
+	return nil
+}
+
+// packageKind reads the package's meta object for its kind, or for a
+// legacy package the scope its app.yaml asks for.
+func (i *Install) packageKind(ctx context.Context, spec *cluster.InstallSpec) (string, error) {
+	so := i.Source
+	if len(spec.PullSecrets) > 0 && !i.Offline {
+		kc, err := i.Cluster.PullSecretKeychain(ctx, i.XPNamespace, spec.PullSecrets)
+		if err != nil {
+			return "", err
+		}
+		so.Keychain = authn.NewMultiKeychain(kc, authn.DefaultKeychain)
+	}
+	open := i.Open
+	if open == nil {
+		open = source.Open
+	}
+	p, err := open(ctx, spec.Package, so)
+	if err != nil {
+		return "", fmt.Errorf("read %s to learn its kind (or name the kind: install provider|configuration|function PACKAGE): %w", spec.Package, err)
+	}
+	defer p.Close()
+	kind, err := readKind(p, i.Limits)
+	if err == nil {
+		// What the package manager would refuse (a bad tar entry after the
+		// meta object, a digest mismatch) is refused here too.
+		err = p.Close()
+	}
+	if err != nil {
+		return "", fmt.Errorf("read %s to learn its kind: %w", spec.Package, err)
+	}
+	return kind, nil
+}
+
+func readKind(p *source.Package, limits xpkg.Limits) (string, error) {
+	if p.Format != source.FormatLegacy {
+		meta, err := xpkg.ReadMeta(p.Stream(), limits)
+		if err != nil {
+			return "", p.Cause(err)
+		}
+		return meta.Kind, nil
+	}
+	res, err := legacy.Translate(p.Legacy(), legacy.Options{Image: p.Reference})
+	if err != nil {
+		return "", err
+	}
+	scope, _, _ := unstructured.NestedString(res.Package.Object, "spec", "permissionScope")
+	return "scope:" + scope, nil
+}
+
+// Create creates the object; installed is set when the same package is
+// installed under the name already (nothing was created). Another package
+// under the name is an error.
+func (i *Install) Create(ctx context.Context, spec cluster.InstallSpec, u *unstructured.Unstructured, dryRun bool) (p *cluster.Package, installed bool, err error) {
+	i.warnCustomName(ctx, spec)
+	if p, err := i.existing(ctx, spec); p != nil || err != nil {
+		return p, p != nil, err
+	}
+	created, err := i.Cluster.Create(ctx, u, dryRun)
+	if apierrors.IsAlreadyExists(err) {
+		// Another install of the same name won the race since the check.
+		if p, err := i.existing(ctx, spec); p != nil || err != nil {
+			return p, p != nil, err
+		}
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("install %s: %w", specName(spec), err)
+	}
+	return created, false, nil
+}
+
+func specName(s cluster.InstallSpec) string { return KindName(&cluster.Package{Kind: s.Kind, Name: s.Name}) }
+
+// existing is the same package installed under the name (nil when there
+// is none); another package there is an error.
+func (i *Install) existing(ctx context.Context, spec cluster.InstallSpec) (*cluster.Package, error) {
+	p, err := i.Cluster.Get(ctx, spec.Kind, spec.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case p.Source == spec.Package:
+		return p, nil
+	}
+	return nil, fmt.Errorf("%s is already installed from %s: use 'kubectl xpkg upgrade %s' to change its package, or choose another NAME",
+		specName(spec), p.Source, spec.Name)
+}
+
+// warnCustomName warns before a custom name creates the duplicate Crossplane
+// makes on the next upgrade when another package depends on this one.
+func (i *Install) warnCustomName(ctx context.Context, spec cluster.InstallSpec) {
+	ref, err := source.ParseReference(spec.Package, "")
+	if err != nil || spec.Name == cluster.DefaultName(ref) {
+		return
+	}
+	lock, err := i.Cluster.Lock(ctx)
+	if err != nil {
+		return
+	}
+	if deps := cluster.Dependents(lock, ref.Context().Name()); len(deps) > 0 {
+		fmt.Fprintf(i.Progress, "Warning: %s depends on %s; Crossplane names its dependencies %q, so under the name %q it will install a duplicate on the next upgrade\n",
+			deps[0].Name, ref.Context().Name(), cluster.DefaultName(ref), spec.Name)
+	}
+}
