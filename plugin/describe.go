@@ -26,6 +26,7 @@ var describeExample = `  # Describe a provider: spec, revisions, objects install
 type DescribeOptions struct {
 	Output  string
 	Cluster ClusterFlags
+	arg     string
 	root    *Root
 }
 
@@ -38,12 +39,7 @@ func NewCmdDescribe(root *Root) *cobra.Command {
 		Example: describeExample,
 		GroupID: groupCluster,
 		Args:    exactArgs(1, "KIND/NAME or NAME"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := printers.CheckFormat(o.Output); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context(), args[0])
-		},
+		RunE:    runOptions(root, o),
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: text).")
 	cmd.ValidArgsFunction = completePackages(root, false, true)
@@ -52,13 +48,22 @@ func NewCmdDescribe(root *Root) *cobra.Command {
 	return cmd
 }
 
+// Complete keeps the argument.
+func (o *DescribeOptions) Complete(root *Root, _ *cobra.Command, args []string) error {
+	o.root, o.arg = root, args[0]
+	return nil
+}
+
+// Validate checks the flags.
+func (o *DescribeOptions) Validate() error { return printers.CheckFormat(o.Output) }
+
 // Run describes one package.
-func (o *DescribeOptions) Run(ctx context.Context, arg string) error {
+func (o *DescribeOptions) Run(ctx context.Context) error {
 	c, err := o.Cluster.connect(o.root)
 	if err != nil {
 		return err
 	}
-	kind, name, err := c.KindName(ctx, arg)
+	kind, name, err := c.KindName(ctx, o.arg)
 	if err != nil {
 		return err
 	}

@@ -87,13 +87,7 @@ Exit status: 0 no differences, 1 differences, 2 trouble, 3 breaking changes foun
 			}
 			return exit.WithCode(DiffTrouble, want(c, args))
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.args = args
-			if err := o.Validate(); err != nil {
-				return exit.WithCode(DiffTrouble, err)
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runOptions(root, o),
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exit.WithCode(DiffTrouble, flagError(c, err))
@@ -107,14 +101,22 @@ Exit status: 0 no differences, 1 differences, 2 trouble, 3 breaking changes foun
 	_ = cmd.RegisterFlagCompletionFunc("color", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
 	f.StringVar(&o.Installed, "installed", "", "Compare the current revision of this installed package (NAME or KIND/NAME) with NEW.")
 	f.BoolVar(&o.Pre, "pre", false, "With --installed and a semver range as NEW, consider pre-release versions.")
-	f.StringVar(&o.XPNamespace, "crossplane-namespace", "crossplane-system", "Namespace of the installed package's pull secrets.")
+	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of the installed package's pull secrets.")
 	o.Source.AddFlags(f)
 	o.Cluster.AddFlags(f)
 	return cmd
 }
 
-// Validate checks the flags.
-func (o *DiffOptions) Validate() error {
+// Complete keeps the arguments.
+func (o *DiffOptions) Complete(root *Root, _ *cobra.Command, args []string) error {
+	o.root, o.args = root, args
+	return nil
+}
+
+// Validate checks the flags; a bad one is trouble (exit 2), as for diff(1).
+func (o *DiffOptions) Validate() error { return exit.WithCode(DiffTrouble, o.checkFlags()) }
+
+func (o *DiffOptions) checkFlags() error {
 	switch o.Color {
 	case "auto", "always", "never":
 	default:

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -57,15 +58,7 @@ translated into its Package record and annotated CRDs first.`,
 		Example: extractExample,
 		GroupID: groupLocal,
 		Args:    exactArgs(1, "SOURCE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd)
-		},
+		RunE:    runOptions(root, o),
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.Output, "output", "o", "", "Where and how to write: FILE, DIR/ (one file per object), json (a List on stdout) or yaml (stdout, the default).")
@@ -77,8 +70,8 @@ translated into its Package record and annotated CRDs first.`,
 }
 
 // Complete resolves the output mode from -o and --split.
-func (o *ExtractOptions) Complete(args []string) error {
-	o.source = args[0]
+func (o *ExtractOptions) Complete(root *Root, _ *cobra.Command, args []string) error {
+	o.root, o.source = root, args[0]
 	switch out := o.Output; {
 	case out == "" || out == printers.FormatYAML:
 	case out == printers.FormatJSON:
@@ -103,12 +96,12 @@ func (o *ExtractOptions) Validate() error {
 }
 
 // Run reads the package and writes it out.
-func (o *ExtractOptions) Run(cmd *cobra.Command) error {
+func (o *ExtractOptions) Run(ctx context.Context) error {
 	so, limits, err := o.Source.Options()
 	if err != nil {
 		return err
 	}
-	p, err := openPackage(cmd.Context(), o.root, o.source, so)
+	p, err := openPackage(ctx, o.root, o.source, so)
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ type GetOptions struct {
 
 	kind  string
 	names []string
+	args  []string
 	root  *Root
 }
 
@@ -44,16 +45,7 @@ func NewCmdGet(root *Root) *cobra.Command {
 		Short:   "List installed packages with their version, state and current revision",
 		Example: getExample,
 		GroupID: groupCluster,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.Cluster.connect(root)
-			if err != nil {
-				return err
-			}
-			if err := o.Complete(c, args); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context(), c)
-		},
+		RunE:    runOptions(root, o),
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: wide, json, yaml, name, jsonpath=..., go-template=...")
 	cmd.ValidArgsFunction = completePackages(root, true, false)
@@ -63,19 +55,29 @@ func NewCmdGet(root *Root) *cobra.Command {
 	return cmd
 }
 
-// Complete reads KIND and NAMEs: a first argument that is no kind is a name.
-func (o *GetOptions) Complete(c *cluster.Cluster, args []string) error {
+// Complete keeps the arguments: KIND and NAMEs.
+func (o *GetOptions) Complete(root *Root, _ *cobra.Command, args []string) error {
+	o.root, o.args = root, args
+	return nil
+}
+
+// Validate checks the flags.
+func (o *GetOptions) Validate() error { return nil }
+
+// Run lists and prints. A first argument that is no kind the cluster
+// serves is a name.
+func (o *GetOptions) Run(ctx context.Context) error {
+	c, err := o.Cluster.connect(o.root)
+	if err != nil {
+		return err
+	}
+	args := o.args
 	if len(args) > 0 {
 		if k, err := cluster.ResolveKind(c.Dialect(), args[0]); err == nil {
 			o.kind, args = k, args[1:]
 		}
 	}
 	o.names = args
-	return nil
-}
-
-// Run lists and prints.
-func (o *GetOptions) Run(ctx context.Context, c *cluster.Cluster) error {
 	pkgs, err := o.fetch(ctx, c)
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ var treeExample = `  # Every installed package and what it depends on, from the 
 type TreeOptions struct {
 	Output  string
 	Cluster ClusterFlags
+	name    string
 	root    *Root
 }
 
@@ -31,13 +32,7 @@ func NewCmdTree(root *Root) *cobra.Command {
 		Example: treeExample,
 		GroupID: groupCluster,
 		Args:    cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name := ""
-			if len(args) == 1 {
-				name = args[0]
-			}
-			return o.Run(cmd.Context(), name)
-		},
+		RunE:    runOptions(root, o),
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: dot, json or yaml (default: a tree).")
 	cmd.ValidArgsFunction = completePackages(root, false, false)
@@ -46,11 +41,23 @@ func NewCmdTree(root *Root) *cobra.Command {
 	return cmd
 }
 
-// Run reads the Lock and the packages and prints the tree.
-func (o *TreeOptions) Run(ctx context.Context, name string) error {
-	if err := printers.CheckFormat(o.Output, "dot", printers.FormatJSON, printers.FormatYAML); err != nil {
-		return err
+// Complete keeps the argument, if any.
+func (o *TreeOptions) Complete(root *Root, _ *cobra.Command, args []string) error {
+	o.root = root
+	if len(args) == 1 {
+		o.name = args[0]
 	}
+	return nil
+}
+
+// Validate checks the flags.
+func (o *TreeOptions) Validate() error {
+	return printers.CheckFormat(o.Output, "dot", printers.FormatJSON, printers.FormatYAML)
+}
+
+// Run reads the Lock and the packages and prints the tree.
+func (o *TreeOptions) Run(ctx context.Context) error {
+	name := o.name
 	c, err := o.Cluster.connect(o.root)
 	if err != nil {
 		return err

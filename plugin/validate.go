@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -62,18 +63,18 @@ could not be read.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.sources = args
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd)
-		},
+		RunE: runOptions(root, o),
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: a human report).")
 	completeOutput(cmd, "json", "yaml")
 	o.Source.AddFlags(cmd.Flags())
 	return cmd
+}
+
+// Complete keeps the sources.
+func (o *ValidateOptions) Complete(root *Root, _ *cobra.Command, args []string) error {
+	o.root, o.sources = root, args
+	return nil
 }
 
 // Validate checks the flags.
@@ -82,7 +83,7 @@ func (o *ValidateOptions) Validate() error {
 }
 
 // Run checks every source and reports.
-func (o *ValidateOptions) Run(cmd *cobra.Command) error {
+func (o *ValidateOptions) Run(ctx context.Context) error {
 	so, limits, err := o.Source.Options()
 	if err != nil {
 		return err
@@ -90,7 +91,7 @@ func (o *ValidateOptions) Run(cmd *cobra.Command) error {
 	out := o.root.IOStreams.Out
 	var results []validate.Result
 	for _, src := range o.sources {
-		r := validate.Check(cmd.Context(), src, so, limits)
+		r := validate.Check(ctx, src, so, limits)
 		results = append(results, r)
 		if o.Output == "" {
 			validate.WriteText(out, r)

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -47,17 +48,18 @@ func NewCmdVersion(root *Root) *cobra.Command {
 		Short:   "Print the plugin version and the package APIs the cluster serves",
 		Example: versionExample,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run()
-		},
+		RunE:    runOptions(root, o),
 	}
 	cmd.Flags().BoolVar(&o.ClientOnly, "client", false, "Print only the plugin's version; do not contact the cluster.")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml.")
 	completeOutput(cmd, "json", "yaml")
 	return cmd
+}
+
+// Complete has nothing to read: version takes no arguments.
+func (o *VersionOptions) Complete(root *Root, _ *cobra.Command, _ []string) error {
+	o.root = root
+	return nil
 }
 
 // Validate checks the flags.
@@ -67,7 +69,7 @@ func (o *VersionOptions) Validate() error {
 
 // Run prints the report. When the cluster cannot be reached the client
 // version is still printed, and the error says why the rest is missing.
-func (o *VersionOptions) Run() error {
+func (o *VersionOptions) Run(context.Context) error {
 	report := VersionReport{ClientVersion: version.Get()}
 	var clusterErr error
 	if !o.ClientOnly {

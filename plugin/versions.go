@@ -27,6 +27,7 @@ type VersionsOptions struct {
 	Output     string
 	Source     SourceFlags
 	Cluster    ClusterFlags
+	repo       string
 	root       *Root
 }
 
@@ -51,12 +52,7 @@ repository runs is marked.`,
 		Example: versionsExample,
 		GroupID: groupLocal,
 		Args:    exactArgs(1, "REPOSITORY"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := printers.CheckFormat(o.Output); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context(), args[0])
-		},
+		RunE:    runOptions(root, o),
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.Pre, "pre", false, "Include pre-release versions.")
@@ -68,8 +64,18 @@ repository runs is marked.`,
 	return cmd
 }
 
+// Complete keeps the argument.
+func (o *VersionsOptions) Complete(root *Root, _ *cobra.Command, args []string) error {
+	o.root, o.repo = root, args[0]
+	return nil
+}
+
+// Validate checks the flags.
+func (o *VersionsOptions) Validate() error { return printers.CheckFormat(o.Output) }
+
 // Run lists, orders, filters and marks the tags.
-func (o *VersionsOptions) Run(ctx context.Context, repo string) error {
+func (o *VersionsOptions) Run(ctx context.Context) error {
+	repo := o.repo
 	so, _, err := o.Source.Options()
 	if err != nil {
 		return err
