@@ -141,7 +141,9 @@ func (i *Install) Create(ctx context.Context, spec cluster.InstallSpec, u *unstr
 	return created, false, nil
 }
 
-func specName(s cluster.InstallSpec) string { return KindName(&cluster.Package{Kind: s.Kind, Name: s.Name}) }
+func specName(s cluster.InstallSpec) string {
+	return KindName(&cluster.Package{Kind: s.Kind, Name: s.Name})
+}
 
 // existing is the same package installed under the name (nil when there
 // is none); another package there is an error.
