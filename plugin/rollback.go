@@ -2,10 +2,12 @@ package plugin
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
 )
 
@@ -79,7 +81,15 @@ func (o *RollbackOptions) Complete(root *Root, _ *cobra.Command, args []string) 
 }
 
 // Validate checks the flags.
-func (o *RollbackOptions) Validate() error { return o.Plan.Validate() }
+func (o *RollbackOptions) Validate() error {
+	if err := o.Plan.Validate(); err != nil {
+		return err
+	}
+	if o.Plan.DryRun != dryRunNone && o.Wait.d > 0 {
+		return &exit.UsageError{Err: errors.New("--wait cannot be combined with --dry-run"), Hint: "See 'kubectl xpkg rollback --help' for usage."}
+	}
+	return nil
+}
 
 // Run finds the revision to go back to, plans, gates and applies.
 func (o *RollbackOptions) Run(ctx context.Context) error {

@@ -121,7 +121,7 @@ func (o *UpgradeOptions) Validate() error {
 	if err := o.Plan.Validate(); err != nil {
 		return err
 	}
-	if o.Plan.DryRun != dryRunNone && (o.Atomic || o.Wait.d > 0 && o.Plan.DryRun == dryRunServer) {
+	if o.Plan.DryRun != dryRunNone && (o.Atomic || o.Wait.d > 0) {
 		return &exit.UsageError{Err: fmt.Errorf("--dry-run cannot be combined with --atomic or --wait"), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
 	}
 	return nil
