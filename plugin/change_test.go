@@ -24,6 +24,7 @@ func TestChangeFlagsAreCheckedFirst(t *testing.T) {
 		{[]string{"rollback", "p", "--dry-run", "--wait"}, "--wait cannot be combined with --dry-run"},
 		{[]string{"uninstall", "p", "--dry-run", "--wait=1m"}, "--wait cannot be combined with --dry-run"},
 		{[]string{"install", "provider", "r.example.org/p:v1", "--dry-run=maybe"}, `--dry-run must be "none", "client" or "server"`},
+		{[]string{"get", "-o", "bogus"}, `--output must be wide, json, yaml, name, custom-columns=..., jsonpath=..., go-template=... or template=...`},
 	} {
 		streams, _, _, _ := genericiooptions.NewTestIOStreams()
 		cmd := NewCmdRoot(streams)

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/duration"
-	cliprinters "k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
@@ -23,7 +23,10 @@ var getExample = `  # List every installed package
 
   # One package as YAML, or a field of it
   kubectl xpkg get provider provider-nop -o yaml
-  kubectl xpkg get provider provider-nop -o jsonpath='{.status.currentRevision}'`
+  kubectl xpkg get provider provider-nop -o jsonpath='{.status.currentRevision}'
+
+  # Columns of your choice, as kubectl takes them
+  kubectl xpkg get -o custom-columns=NAME:.metadata.name,PACKAGE:.spec.package,REVISION:.status.currentRevision`
 
 // GetOptions holds the flags and state of `kubectl xpkg get`.
 type GetOptions struct {
@@ -47,9 +50,9 @@ func NewCmdGet(root *Root) *cobra.Command {
 		GroupID: groupCluster,
 		RunE:    runOptions(root, o),
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: wide, json, yaml, name, jsonpath=..., go-template=...")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: wide, json, yaml, name, custom-columns=HEADER:.path,..., jsonpath=..., go-template=..., template=... (and their -file forms).")
 	cmd.ValidArgsFunction = completePackages(root, true, false)
-	completeOutput(cmd, "wide", "json", "yaml", "name", "jsonpath=", "go-template=")
+	completeOutput(cmd, "wide", "json", "yaml", "name", "custom-columns=", "jsonpath=", "go-template=")
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l team=platform.")
 	o.Cluster.AddFlags(cmd.Flags())
 	return cmd
@@ -62,7 +65,18 @@ func (o *GetOptions) Complete(root *Root, _ *cobra.Command, args []string) error
 }
 
 // Validate checks the flags.
-func (o *GetOptions) Validate() error { return nil }
+func (o *GetOptions) Validate() error {
+	switch o.Output {
+	case "", printers.FormatWide, printers.FormatJSON, printers.FormatYAML, printers.FormatName:
+		return nil
+	}
+	for _, prefix := range []string{"custom-columns=", "jsonpath=", "jsonpath-as-json=", "jsonpath-file=", "go-template=", "go-template-file=", "template=", "templatefile="} {
+		if strings.HasPrefix(o.Output, prefix) {
+			return nil
+		}
+	}
+	return fmt.Errorf("--output must be wide, json, yaml, name, custom-columns=..., jsonpath=..., go-template=... or template=... (or their -file forms), not %q", o.Output)
+}
 
 // Run lists and prints. A first argument that is no kind the cluster
 // serves is a name.
@@ -137,9 +151,23 @@ func (o *GetOptions) table(pkgs []*cluster.Package) error {
 	return t.Render(o.root.IOStreams.Out)
 }
 
-// document prints -o json|yaml|jsonpath|go-template: the object itself for
-// one named package, else a List.
+// document prints -o json|yaml and kubectl's template outputs (through
+// cli-runtime's PrintFlags: jsonpath=, jsonpath-as-json=, jsonpath-file=,
+// go-template=, go-template-file=, template=, templatefile=): the object
+// itself for one named package, else a List; custom-columns= a table.
 func (o *GetOptions) document(pkgs []*cluster.Package) error {
+	out := o.root.IOStreams.Out
+	if spec, ok := strings.CutPrefix(o.Output, "custom-columns="); ok {
+		cols, err := printers.ParseCustomColumns(spec)
+		if err != nil {
+			return err
+		}
+		objs := make([]map[string]any, len(pkgs))
+		for i, p := range pkgs {
+			objs[i] = p.Object.Object
+		}
+		return cols.Print(out, objs)
+	}
 	var obj = &unstructured.Unstructured{}
 	if len(o.names) == 1 && len(pkgs) == 1 {
 		obj = pkgs[0].Object
@@ -150,23 +178,16 @@ func (o *GetOptions) document(pkgs []*cluster.Package) error {
 		}
 		obj.Object = list.UnstructuredContent()
 	}
-	switch {
-	case o.Output == printers.FormatJSON || o.Output == printers.FormatYAML:
-		return printers.PrintObject(o.root.IOStreams.Out, o.Output, obj.Object)
-	case strings.HasPrefix(o.Output, "jsonpath="):
-		p, err := cliprinters.NewJSONPathPrinter(strings.TrimPrefix(o.Output, "jsonpath="))
-		if err != nil {
-			return fmt.Errorf("-o %s: %w", o.Output, err)
-		}
-		return p.PrintObj(obj, o.root.IOStreams.Out)
-	case strings.HasPrefix(o.Output, "go-template="):
-		p, err := cliprinters.NewGoTemplatePrinter([]byte(strings.TrimPrefix(o.Output, "go-template=")))
-		if err != nil {
-			return fmt.Errorf("-o %s: %w", o.Output, err)
-		}
-		return p.PrintObj(obj, o.root.IOStreams.Out)
+	if o.Output == printers.FormatJSON || o.Output == printers.FormatYAML {
+		return printers.PrintObject(out, o.Output, obj.Object)
 	}
-	return fmt.Errorf("--output must be wide, json, yaml, name, jsonpath=... or go-template=..., not %q", o.Output)
+	pf := genericclioptions.NewPrintFlags("")
+	pf.OutputFormat = &o.Output
+	p, err := pf.ToPrinter()
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", o.Output, err)
+	}
+	return p.PrintObj(obj, out)
 }
 
 // conditionStatus is the status of condition t; generations before

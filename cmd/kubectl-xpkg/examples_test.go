@@ -97,6 +97,7 @@ var exampleOutputs = map[string]string{
 	"kubectl xpkg versions crossplane-contrib/provider-nop":                                                         "v0.4.0    provider/provider-nop",
 	"kubectl xpkg extract ./layout -o json | jq '.items[].metadata.name'":                                           `"nopresources.nop.crossplane.io"`,
 	"kubectl xpkg uninstall configuration/configuration-aws-network --with-dependencies --yes":                      "provider/provider-nop deleted",
+	"kubectl xpkg get -o custom-columns=NAME:.metadata.name,PACKAGE:.spec.package,REVISION:.status.currentRevision": "{registry}/crossplane-contrib/provider-nop:v0.4.0",
 	"kubectl xpkg rollback provider-nop --dry-run":                                                                  "Plan: rollback provider/provider-nop from {registry}/crossplane-contrib/provider-nop:v0.4.0 to {registry}/crossplane-contrib/provider-nop:v0.2.1",
 	"kubectl xpkg rollback provider-nop --wait":                                                                     "provider/provider-nop rolled back from v0.4.0 to v0.2.1",
 	"kubectl xpkg rollback provider/provider-nop --to-revision 2":                                                   "provider/provider-nop rolled back from v0.2.1 to v0.4.0",
