@@ -2,11 +2,10 @@ package plugin
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
@@ -35,20 +34,17 @@ func checkObjectOutput(o string) error {
 	return printers.CheckFormat(o, printers.FormatYAML, printers.FormatJSON, printers.FormatName)
 }
 
-// printObject prints an object the way kubectl does: as a document with
-// -o yaml|json, as kind.group/name with -o name, else as a sentence.
+// printObject prints an object through cli-runtime's PrintFlags, as
+// kubectl does: as a document with -o yaml|json, as kind.group/name with
+// -o name, else as kind.group/name and what was done (verb).
 func printObject(r *Root, output string, u *unstructured.Unstructured, verb string) error {
-	out := r.IOStreams.Out
-	name := strings.ToLower(u.GetKind()) + "." + u.GroupVersionKind().Group + "/" + u.GetName()
-	switch output {
-	case printers.FormatYAML, printers.FormatJSON:
-		return printers.PrintObject(out, output, u.Object)
-	case printers.FormatName:
-		_, err := fmt.Fprintln(out, name)
+	pf := genericclioptions.NewPrintFlags(verb)
+	pf.OutputFormat = &output
+	p, err := pf.ToPrinter()
+	if err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(out, "%s %s\n", name, verb)
-	return err
+	return p.PrintObj(u, r.IOStreams.Out)
 }
 
 // Exit codes of the cluster verbs.
