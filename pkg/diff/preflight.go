@@ -1,12 +1,8 @@
 package diff
 
 import (
-	"fmt"
 	"maps"
 	"slices"
-	"strings"
-
-	"github.com/Masterminds/semver/v3"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
@@ -21,14 +17,6 @@ type Blocker struct {
 	// Target is a version both packages serve, to migrate the stored
 	// objects to; "" when there is none.
 	Target string `json:"target,omitempty"`
-}
-
-func (b Blocker) String() string {
-	s := fmt.Sprintf("CRD %s stores objects at %s, which the new package %s", b.CRD, b.Version, b.Problem)
-	if b.Target != "" {
-		s += fmt.Sprintf("; migrate them to %s first", b.Target)
-	}
-	return s
 }
 
 // definedVersions maps the CRD names a package's definitions make (an
@@ -105,35 +93,6 @@ func migrationTarget(old, new []apiVersion) string {
 		return both[len(both)-1]
 	}
 	return ""
-}
-
-// DependencyWarnings checks the new package's dependencies against the
-// versions installed now (repository → version, from the Lock): an
-// installed version the new constraint refuses must be upgraded before
-// the package can become healthy.
-func DependencyWarnings(new *xpkg.Package, installed map[string]string) []string {
-	if new.Meta == nil {
-		return nil
-	}
-	var out []string
-	for _, d := range new.Meta.DependsOn {
-		have, ok := installed[strings.TrimSuffix(d.Package, "/")]
-		if !ok || d.Version == "" {
-			continue
-		}
-		c, err1 := semver.NewConstraint(d.Version)
-		v, err2 := semver.NewVersion(have)
-		if err1 != nil || err2 != nil {
-			if d.Version != have {
-				out = append(out, fmt.Sprintf("dependency %s is installed at %s; the new package asks for %s", d.Package, have, d.Version))
-			}
-			continue
-		}
-		if !c.Check(v) {
-			out = append(out, fmt.Sprintf("dependency %s is installed at %s, which the new constraint %q refuses: it must be upgraded (by Crossplane's automatic dependency upgrades, or by hand) before the package becomes healthy", d.Package, have, d.Version))
-		}
-	}
-	return out
 }
 
 // DefinedVersions maps the CRD names a package's definitions make to the
