@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -8,6 +9,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 )
 
 // ClusterFlags are the flags of every verb that talks to the package API.
@@ -27,6 +30,21 @@ func (f *ClusterFlags) AddFlags(fs *pflag.FlagSet) {
 // connect discovers the cluster's package API.
 func (f *ClusterFlags) connect(r *Root) (*cluster.Cluster, error) {
 	return cluster.Connect(r.Clients(), f.APIGroup)
+}
+
+// readInstalled connects, finds the package arg names, and reads what
+// planning a change of it or comparing it takes.
+func readInstalled(ctx context.Context, r *Root, cf *ClusterFlags, arg string, so source.Options, xpNamespace string) (*cluster.Cluster, *lifecycle.Installed, error) {
+	c, err := cf.connect(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := c.Lookup(ctx, arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err := lifecycle.ReadInstalled(ctx, c, p, so, xpNamespace)
+	return c, in, err
 }
 
 // defaultXPNamespace is where Crossplane runs unless told otherwise.

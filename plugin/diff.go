@@ -167,15 +167,8 @@ func (o *DiffOptions) Run(ctx context.Context) error {
 }
 
 func (o *DiffOptions) installed(ctx context.Context, so source.Options) (*lifecycle.Installed, error) {
-	c, err := o.Cluster.connect(o.root)
-	if err != nil {
-		return nil, err
-	}
-	p, err := c.Lookup(ctx, o.Installed)
-	if err != nil {
-		return nil, err
-	}
-	return lifecycle.ReadInstalled(ctx, c, p, so, o.XPNamespace)
+	_, in, err := readInstalled(ctx, o.root, &o.Cluster, o.Installed, so, o.XPNamespace)
+	return in, err
 }
 
 // candidate reads NEW beside --installed: a source that exists locally or

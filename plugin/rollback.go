@@ -93,19 +93,11 @@ func (o *RollbackOptions) Validate() error {
 
 // Run finds the revision to go back to, plans, gates and applies.
 func (o *RollbackOptions) Run(ctx context.Context) error {
-	c, err := o.Cluster.connect(o.root)
-	if err != nil {
-		return err
-	}
-	p, err := c.Lookup(ctx, o.arg)
-	if err != nil {
-		return err
-	}
 	so, limits, err := o.Source.Options()
 	if err != nil {
 		return err
 	}
-	in, err := lifecycle.ReadInstalled(ctx, c, p, so, o.XPNamespace)
+	c, in, err := readInstalled(ctx, o.root, &o.Cluster, o.arg, so, o.XPNamespace)
 	if err != nil {
 		return err
 	}

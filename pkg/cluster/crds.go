@@ -73,20 +73,6 @@ func readCRD(u *unstructured.Unstructured) *CRD {
 	return crd
 }
 
-// StoredVersions reads status.storedVersions of the named CRDs; CRDs that
-// do not exist are left out.
-func (c *Cluster) StoredVersions(ctx context.Context, names []string) (map[string][]string, error) {
-	crds, err := c.CRDs(ctx, names)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string][]string, len(crds))
-	for name, crd := range crds {
-		out[name] = crd.Stored
-	}
-	return out, nil
-}
-
 // ObjectCount is how many objects of a kind exist.
 type ObjectCount struct {
 	N int64

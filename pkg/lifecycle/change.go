@@ -56,12 +56,18 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 			c.OnRead(i)
 		}
 	}
-	stored, err := c.Cluster.StoredVersions(ctx, diff.StoredCRDs(res.Old))
+	// One read of the old package's CRDs serves both rules: the kinds
+	// the target loses are among them.
+	crds, err := c.Cluster.CRDs(ctx, diff.StoredCRDs(res.Old))
 	if err != nil {
 		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 	}
+	stored := make(map[string][]string, len(crds))
+	for name, crd := range crds {
+		stored[name] = crd.Stored
+	}
 	p.add(storedVersionFindings(diff.Preflight(res.Old, res.New, stored), target)...)
-	live, err := liveObjectFindings(ctx, c.Cluster, removedKinds(res.Old, res.New), target)
+	live, err := liveObjectFindings(ctx, c.Cluster, crds, removedKinds(res.Old, res.New), target)
 	if err != nil {
 		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 	}

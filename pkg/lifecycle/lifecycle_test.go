@@ -225,11 +225,15 @@ func TestRules(t *testing.T) {
 		t.Errorf("v1.2.0 is allowed: %+v", deps)
 	}
 
-	live, err := liveObjectFindings(ctx, c, map[string][]string{"widgets.stored.example.org": {"v1alpha1"}}, "v2")
+	crds, err := c.CRDs(ctx, []string{"widgets.stored.example.org"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := liveObjectFindings(ctx, c, crds, map[string][]string{"widgets.stored.example.org": {"v1alpha1"}}, "v2")
 	if err != nil || len(live) != 1 || *live[0].Count != 1 || live[0].Severity != Warning {
 		t.Errorf("a dropped version with objects: %+v, %v", live, err)
 	}
-	live, _ = liveObjectFindings(ctx, c, map[string][]string{"widgets.stored.example.org": nil}, "v2")
+	live, _ = liveObjectFindings(ctx, c, crds, map[string][]string{"widgets.stored.example.org": nil}, "v2")
 	if len(live) != 1 || live[0].Severity != Blocking {
 		t.Errorf("a kind that goes with objects: %+v", live)
 	}

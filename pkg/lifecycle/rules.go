@@ -55,8 +55,9 @@ func removedKinds(old, new *xpkg.Package) map[string][]string {
 // would be deleted with it), a version that goes is a warning (clients
 // that use it break), unless the version is stored, which
 // stored-version-dropped already stops.
-func liveObjectFindings(ctx context.Context, c *cluster.Cluster, losses map[string][]string, target string) ([]Finding, error) {
-	live, err := countLive(ctx, c, slices.Sorted(mapKeys(losses)))
+// crds holds (at least) the CRDs of losses that exist.
+func liveObjectFindings(ctx context.Context, c *cluster.Cluster, crds map[string]*cluster.CRD, losses map[string][]string, target string) ([]Finding, error) {
+	live, err := countLive(ctx, c, crds, slices.Sorted(mapKeys(losses)))
 	if err != nil {
 		return nil, err
 	}
@@ -81,13 +82,9 @@ type liveKind struct {
 	n   cluster.ObjectCount
 }
 
-// countLive counts the objects of the named CRDs that exist, in order,
-// leaving out those without any.
-func countLive(ctx context.Context, c *cluster.Cluster, names []string) ([]liveKind, error) {
-	crds, err := c.CRDs(ctx, names)
-	if err != nil {
-		return nil, err
-	}
+// countLive counts the objects of the named CRDs (read before, in crds)
+// that exist, in order, leaving out those without any.
+func countLive(ctx context.Context, c *cluster.Cluster, crds map[string]*cluster.CRD, names []string) ([]liveKind, error) {
 	var out []liveKind
 	for _, name := range names {
 		crd, ok := crds[name]

@@ -123,7 +123,11 @@ func (u *Uninstall) liveObjects(ctx context.Context, p *cluster.Package) ([]Find
 	if err != nil {
 		return nil, err
 	}
-	live, err := countLive(ctx, u.Cluster, names)
+	crds, err := u.Cluster.CRDs(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	live, err := countLive(ctx, u.Cluster, crds, names)
 	if err != nil {
 		return nil, err
 	}
