@@ -95,7 +95,8 @@ func writeDescription(w io.Writer, d *cluster.Description) {
 	}
 	fmt.Fprintf(w, "Current revision:   %s\n", orNone(p.CurrentRevision))
 	if r := d.Current(); r != nil {
-		fmt.Fprintf(w, "Current image:      %s (digest %s…)\n", cmp.Or(r.Image, r.Version), orNone(revisionDigest(r.Name)))
+		fmt.Fprintf(w, "Current image:      %s\n", cmp.Or(r.Image, r.Version))
+		fmt.Fprintf(w, "Digest:             %s\n", orNone(packageDigest(cluster.RefDigest(r.Image), r.Name)))
 	}
 	fmt.Fprintf(w, "Age:                %s\n", age(p.Created))
 	section(w, "Conditions", len(p.Conditions), func() {

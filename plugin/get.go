@@ -144,7 +144,7 @@ func (o *GetOptions) table(pkgs []*cluster.Package) error {
 		row := []string{p.Name, p.Kind, cluster.RefRepository(p.Source), p.Version,
 			conditionStatus(p, cluster.TypeInstalled), conditionStatus(p, cluster.TypeHealthy), orNone(p.CurrentRevision), age(p.Created)}
 		if wide {
-			row = append(row, orNone(revisionDigest(p.CurrentRevision)), orNone(p.ActivationPolicy), orNone(p.RuntimeConfig))
+			row = append(row, orNone(packageDigest(p.Digest, p.CurrentRevision)), orNone(p.ActivationPolicy), orNone(p.RuntimeConfig))
 		}
 		t.Row(row...)
 	}
@@ -202,14 +202,18 @@ func conditionStatus(p *cluster.Package, t string) string {
 	return "Unknown"
 }
 
-// revisionDigest is the 12 hex digits of the image digest that the
-// package manager puts at the end of revision names.
-func revisionDigest(rev string) string {
-	i := strings.LastIndexByte(rev, '-')
-	if i < 0 || len(rev)-i-1 != 12 {
+// packageDigest is the digest a revision runs: the pinned digest in full
+// when the revision was made from it, else the 12 hex digits of the image
+// digest that the package manager puts at the end of revision names.
+func packageDigest(pinned, rev string) string {
+	short := cluster.RevisionDigest(rev)
+	switch {
+	case short == "":
 		return ""
+	case strings.HasPrefix(pinned, "sha256:"+short):
+		return pinned
 	}
-	return rev[i+1:]
+	return "sha256:" + short + "…"
 }
 
 func age(t time.Time) string {

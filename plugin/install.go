@@ -23,12 +23,16 @@ var installExample = `  # Install a provider; its kind is read from the package,
   kubectl xpkg install configuration crossplane-contrib/configuration-aws-network:v0.23.0 network --manual-activation
 
   # Write the object for GitOps instead of creating it
-  kubectl xpkg install provider crossplane-contrib/provider-nop:v0.4.0 --dry-run=client -o yaml > provider.yaml`
+  kubectl xpkg install provider crossplane-contrib/provider-nop:v0.4.0 --dry-run=client -o yaml > provider.yaml
+
+  # Pin the version by digest, so that pushing over the tag changes nothing
+  kubectl xpkg install crossplane-contrib/function-patch-and-transform:v0.10.8 --pin`
 
 // InstallOptions holds the flags and state of `kubectl xpkg install`.
 type InstallOptions struct {
 	Spec        cluster.InstallSpec
 	Manual      bool
+	Pin         bool
 	DryRun      string
 	Output      string
 	Wait        waitFlag
@@ -58,7 +62,10 @@ the name Crossplane gives the package when it installs it as a dependency (the
 repository path as a DNS label). Only the fields you set are sent: the API server
 defaults the rest. With --wait, install watches the package, its revision and its
 dependencies until all are installed and healthy, and the definitions the revision
-installed (CRDs, MRDs, XRDs) are established.`,
+installed (CRDs, MRDs, XRDs) are established. --pin resolves the tag to the digest it
+names now and installs repository:tag@sha256:..., which the package manager pulls by
+digest (a package that others depend on with a version range should not be pinned:
+see kubectl xpkg upgrade --help).`,
 		Example: installExample,
 		GroupID: groupCluster,
 		Args:    cobra.RangeArgs(0, 3),
@@ -86,6 +93,7 @@ func (o *InstallOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Spec.CRD, "crd", "", "Crossplane v0.x: install the package that owns this CRD.")
 	f.String("image-pull-policy", "", "Crossplane v0.x: the controller image pull policy.")
 	f.StringToStringVar(&o.Spec.ServiceAccountAnnotations, "service-account-annotation", nil, "Crossplane v0.x: annotations for the controller's service account.")
+	f.BoolVar(&o.Pin, "pin", false, "Pin the package by digest: resolve its tag now and write repository:tag@sha256:... to spec.package.")
 	addDryRunFlag(f, &o.DryRun, "print the object without contacting the cluster", "have the API server check it without persisting it")
 	f.StringVarP(&o.Output, "output", "o", "", "Print the object: yaml, json or name.")
 	addWaitFlag(f, &o.Wait, "the package and its dependencies are installed and healthy")
@@ -170,7 +178,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		return err
 	}
 	in := &lifecycle.Install{Cluster: c, Source: so, Limits: limits, XPNamespace: o.XPNamespace,
-		Offline: o.DryRun == dryRunClient, Progress: o.root.IOStreams.ErrOut,
+		Offline: o.DryRun == dryRunClient, Pin: o.Pin, Progress: o.root.IOStreams.ErrOut,
 		Open: func(ctx context.Context, ref string, so source.Options) (*source.Package, error) {
 			return openPackage(ctx, o.root, ref, so)
 		}}

@@ -28,11 +28,17 @@ type SourceFlags struct {
 
 // AddFlags registers the flags.
 func (f *SourceFlags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Registry, "registry", "", fmt.Sprintf("Registry for package references that name none (default $%s, else %s).", source.RegistryEnvVar, source.DefaultRegistry))
+	f.AddRegistryFlags(fs)
 	fs.StringVar(&f.Platform, "platform", "", "Platform to pick from a multi-platform package image, as os/arch[/variant] (default linux/amd64).")
-	fs.BoolVar(&f.Insecure, "insecure", false, "Allow plain HTTP and unverified TLS to registries that are not on loopback.")
 	fs.StringVar(&f.MaxSize, "max-size", "1Gi", "Largest decompressed package content to read, guarding against decompression bombs.")
 	fs.StringVar(&f.MaxDoc, "max-document-size", "32Mi", "Largest single YAML document to parse.")
+}
+
+// AddRegistryFlags registers only the flags of registry access, for verbs
+// that list tags and resolve digests without reading package content.
+func (f *SourceFlags) AddRegistryFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Registry, "registry", "", fmt.Sprintf("Registry for package references that name none (default $%s, else %s).", source.RegistryEnvVar, source.DefaultRegistry))
+	fs.BoolVar(&f.Insecure, "insecure", false, "Allow plain HTTP and unverified TLS to registries that are not on loopback.")
 	fs.IntVar(&f.Retry.Attempts, "retries", source.DefaultRetry.Attempts, "Times to retry a registry request after a transient fault (5xx, 429, a reset or stalled connection); 4xx answers are never retried.")
 	fs.DurationVar(&f.Retry.MaxTime, "retry-timeout", source.DefaultRetry.MaxTime, "Longest time one registry request may take, retries and waits (Retry-After included) counted.")
 	fs.DurationVar(&f.Retry.Stall, "stall-timeout", source.DefaultRetry.Stall, "How long a registry connection may send nothing before it counts as a fault (and is retried, or resumed mid-blob).")
@@ -54,6 +60,9 @@ func (f *SourceFlags) Options() (source.Options, xpkg.Limits, error) {
 			return o, limits, fmt.Errorf("--platform %q: want os/arch[/variant], e.g. linux/arm64", f.Platform)
 		}
 		o.Platform = p
+	}
+	if f.MaxSize == "" { // registry flags only: no content is read
+		return o, limits, nil
 	}
 	size, err := byteSize("--max-size", f.MaxSize)
 	if err != nil {

@@ -18,7 +18,7 @@ var upgradeExample = `  # Upgrade to the newest stable version above the current
   # To a version, a semver range (the newest match), or a digest
   kubectl xpkg upgrade provider/provider-nop v0.4.0
   kubectl xpkg upgrade provider-nop '>=0.3 <1'
-  kubectl xpkg upgrade provider-nop sha256:66fa8fa653e9ea674be5a1c61d83e51bcd794c8b897286a7e9487ea4e0211f17
+  kubectl xpkg upgrade function-patch-and-transform sha256:bfc07109d1d45ac6448e51d47060d20f30356ccc152ecec78c1b7721ebd05746
 
   # The plan only, for a CI gate: it exits 3 when a blocking finding would stop the upgrade
   kubectl xpkg upgrade provider-nop v0.4.0 --dry-run -o json
@@ -30,10 +30,21 @@ var upgradeExample = `  # Upgrade to the newest stable version above the current
   kubectl xpkg upgrade configuration-aws-network --activate --wait
 
   # A package with Manual activation: upgrade and activate the new revision
-  kubectl xpkg upgrade configuration-aws-network v0.23.0 --activate --wait`
+  kubectl xpkg upgrade configuration-aws-network v0.23.0 --activate --wait
+
+  # Pin the new version by digest: spec.package becomes repository:tag@sha256:...
+  # (not for a package that others depend on with a version range: see below)
+  kubectl xpkg upgrade function-patch-and-transform v0.10.8 --pin
+
+  # Every package to its WANTED version (kubectl xpkg outdated), dependencies
+  # first, each waited for before the next; the combined plan alone first
+  kubectl xpkg upgrade --all --dry-run
+  kubectl xpkg upgrade --all --wait --atomic`
 
 // UpgradeOptions holds the flags and state of `kubectl xpkg upgrade`.
 type UpgradeOptions struct {
+	All         bool
+	Pin         bool
 	Pre         bool
 	Activate    bool
 	Atomic      bool
@@ -56,7 +67,7 @@ func NewUpgradeOptions(streams genericiooptions.IOStreams) *UpgradeOptions {
 func NewCmdUpgrade(root *Root) *cobra.Command {
 	o := NewUpgradeOptions(root.IOStreams)
 	cmd := &cobra.Command{
-		Use:   "upgrade NAME|KIND/NAME [VERSION]",
+		Use:   "upgrade (NAME|KIND/NAME [VERSION] | --all)",
 		Short: "Point a package at another version, after a plan of what the change would break",
 		Long: `Upgrade changes only the package's spec.package (a merge patch, which never conflicts
 with the package manager's own writes); Crossplane's package manager then creates and
@@ -83,13 +94,30 @@ printed and do not stop it. --dry-run prints the plan and exits as the upgrade w
 --wait waits until the new revision is installed and healthy and every definition it
 installed (CRD, MRD, XRD) is established: a revision can report Healthy while its
 definitions cannot be applied. --atomic (implies --wait) puts the previous version back
-when that does not happen in time, waits for it, and exits non-zero.`,
+when that does not happen in time, waits for it, and exits non-zero.
+
+--pin resolves the new tag to the digest it names now and writes
+repository:tag@sha256:..., so that the package manager pulls exactly that content
+even if the tag is pushed over. A package others depend on with a version range
+cannot be pinned: Crossplane records a pinned package's version as its digest and
+cannot check a range against it (pinned-dependency, blocking).
+
+--all moves every installed package to its WANTED version (see kubectl xpkg
+outdated): the newest version every dependent's constraint admits. It plans every
+step first and prints the combined plan; a blocking finding in any step stops it
+before anything changes, unless --force. The steps then run dependencies first; each
+step after the first is planned again just before it runs, since the cluster changed.
+With --wait each step is waited for before the next; with --atomic the step that
+fails is rolled back and the steps after it are not tried. Packages pinned by digest
+stay pinned, at their new version's digest.`,
 		Example: upgradeExample,
 		GroupID: groupCluster,
-		Args:    cobra.RangeArgs(1, 2),
+		Args:    cobra.RangeArgs(0, 2),
 		RunE:    runOptions(root, o),
 	}
 	f := cmd.Flags()
+	f.BoolVar(&o.All, "all", false, "Move every installed package to its WANTED version (kubectl xpkg outdated), dependencies first.")
+	f.BoolVar(&o.Pin, "pin", false, "Pin the new version by digest: write repository:tag@sha256:... to spec.package.")
 	f.BoolVar(&o.Pre, "pre", false, "Consider pre-release versions.")
 	f.BoolVar(&o.Activate, "activate", false, "Activate the new revision of a package with Manual activation.")
 	f.BoolVar(&o.Atomic, "atomic", false, "Wait (--wait, default 5m), and roll back to the previous version if the new one is not installed, healthy and established in time.")
@@ -106,7 +134,16 @@ when that does not happen in time, waits for it, and exits non-zero.`,
 
 // Complete reads the arguments.
 func (o *UpgradeOptions) Complete(root *Root, _ *cobra.Command, args []string) error {
-	o.root, o.arg = root, args[0]
+	o.root = root
+	switch {
+	case o.All && len(args) > 0:
+		return &exit.UsageError{Err: fmt.Errorf("--all takes no NAME or VERSION: it moves every package to its WANTED version"), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
+	case !o.All && len(args) == 0:
+		return &exit.UsageError{Err: fmt.Errorf("name the package to upgrade, or pass --all"), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
+	case o.All:
+	default:
+		o.arg = args[0]
+	}
 	if len(args) == 2 {
 		o.version = args[1]
 	}
@@ -121,6 +158,9 @@ func (o *UpgradeOptions) Validate() error {
 	if err := o.Plan.Validate(); err != nil {
 		return err
 	}
+	if o.Pin && o.Activate && o.version == "" && !o.All {
+		return &exit.UsageError{Err: fmt.Errorf("--pin needs a VERSION (or none of --activate): --activate alone changes no reference"), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
+	}
 	if o.Plan.DryRun != dryRunNone && (o.Atomic || o.Wait.d > 0) {
 		return &exit.UsageError{Err: fmt.Errorf("--dry-run cannot be combined with --atomic or --wait"), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
 	}
@@ -132,6 +172,9 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 	c, err := o.Cluster.connect(o.root)
 	if err != nil {
 		return err
+	}
+	if o.All {
+		return o.runAll(ctx, c)
 	}
 	p, err := c.Lookup(ctx, o.arg)
 	if err != nil {
@@ -154,6 +197,11 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 	target, err := in.Target(ctx, o.version, o.Pre)
 	if err != nil {
 		return err
+	}
+	if o.Pin {
+		if target, err = lifecycle.Pin(ctx, target, in.Options); err != nil {
+			return err
+		}
 	}
 	if target == p.Source {
 		fmt.Fprintf(o.root.IOStreams.ErrOut, "%s is already at %s: nothing to do\n", lifecycle.KindName(p), p.Version)

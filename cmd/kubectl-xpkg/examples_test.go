@@ -63,6 +63,7 @@ var (
 	nopUpgraded = examplePackage{"provider", "provider-nop", "provider-nop:v0.2.1", false, "v0.4.0"}
 	networkNew  = examplePackage{"configuration", "configuration-aws-network", "configuration-aws-network:v0.23.0", false, ""}
 	networkOld  = examplePackage{"configuration", "configuration-aws-network", "configuration-aws-network:v0.21.0", true, ""}
+	ptOld       = examplePackage{"function", "function-patch-and-transform", "function-patch-and-transform:v0.9.0", false, ""}
 	installed   = []examplePackage{nopNew, networkNew}
 )
 
@@ -70,16 +71,18 @@ var (
 // Before every example what is missing is installed (again): each
 // uninstall example finds its package.
 var exampleCluster = map[string][]examplePackage{
-	"diff": {nopOld}, "upgrade": {nopOld, networkOld}, "rollback": {nopUpgraded},
+	"diff": {nopOld}, "upgrade": {nopOld, networkOld, ptOld}, "rollback": {nopUpgraded},
 	"get": installed, "describe": installed, "tree": installed, "uninstall": installed, "versions": installed,
+	"outdated": {nopOld, networkNew},
 }
 
 // examplePackageNames are all the packages the examples install or name
-// (the install examples create the last two), as KIND/NAME: the stand-in
+// (the install examples create the last three), as KIND/NAME: the stand-in
 // package manager answers them, and each verb's cleanup removes them.
 // configuration-aws-network depends on provider-nop in its Lock entry.
 var examplePackageNames = []string{"provider/provider-nop", "configuration/configuration-aws-network",
-	"provider/crossplane-contrib-provider-nop", "configuration/network"}
+	"function/function-patch-and-transform", "provider/crossplane-contrib-provider-nop", "configuration/network",
+	"function/crossplane-contrib-function-patch-and-transform"}
 
 // skipExamples are the example lines that cannot run here, and why.
 var skipExamples = map[string]string{}
@@ -101,7 +104,12 @@ var exampleOutputs = map[string]string{
 	"kubectl xpkg rollback provider-nop --dry-run":                                                                  "Plan: rollback provider/provider-nop from {registry}/crossplane-contrib/provider-nop:v0.4.0 to {registry}/crossplane-contrib/provider-nop:v0.2.1",
 	"kubectl xpkg rollback provider-nop --wait":                                                                     "provider/provider-nop rolled back from v0.4.0 to v0.2.1",
 	"kubectl xpkg rollback provider/provider-nop --to-revision 2":                                                   "provider/provider-nop rolled back from v0.2.1 to v0.4.0",
-	"kubectl xpkg tree configuration-aws-network -o dot | dot -Tsvg > deps.svg":                                     "node {registry}/crossplane-contrib/provider-nop: {registry}/crossplane-contrib/provider-nop | v0.4.0",
+	"kubectl xpkg outdated":                                                              "provider-nop                Provider        v0.2.1    v0.4.0    v0.4.0    no",
+	"kubectl xpkg outdated providers -o wide":                                            "{registry}/crossplane-contrib/provider-nop   sha256:9b9ba4e1e929173331ec85fd3151410e594d8903620e0297d910234e1d54c20b",
+	"kubectl xpkg upgrade function-patch-and-transform v0.10.8 --pin":                    "function/function-patch-and-transform upgraded from sha256:bfc07109d1d45ac6448e51d47060d20f30356ccc152ecec78c1b7721ebd05746 to v0.10.8",
+	"kubectl xpkg install crossplane-contrib/function-patch-and-transform:v0.10.8 --pin": "function.pkg.crossplane.io/crossplane-contrib-function-patch-and-transform created",
+	"kubectl xpkg outdated -o json":                                                      `"current": "v0.2.1"`,
+	"kubectl xpkg tree configuration-aws-network -o dot | dot -Tsvg > deps.svg":          "node {registry}/crossplane-contrib/provider-nop: {registry}/crossplane-contrib/provider-nop | v0.4.0",
 }
 
 // sampleRef is a sample reference in an example line.
@@ -182,6 +190,13 @@ func exampleVerbs(t *testing.T) [][]example {
 	return verbs
 }
 
+// staticKeychain answers every registry with one user and password.
+type staticKeychain struct{ user, password string }
+
+func (k staticKeychain) Resolve(authn.Resource) (authn.Authenticator, error) {
+	return &authn.Basic{Username: k.user, Password: k.password}, nil
+}
+
 // exampleEnv is the user's shell the examples run in.
 type exampleEnv struct {
 	*lifecycle
@@ -207,6 +222,13 @@ func newExampleEnv(t *testing.T) *exampleEnv {
 		e.pushed[r] = true
 	}
 	e.x = clitest.New(t).WithEnv(l.env).Setenv(source.RegistryEnvVar, reg.Host)
+	// Revisions are named after image digests, as Crossplane names them,
+	// so that outdated sees no drift where there is none.
+	creds := source.Options{Keychain: authn.NewMultiKeychain(staticKeychain{reg.Username, reg.Password})}
+	l.mgr.ResolveDigests(func(image string) (string, bool) {
+		d, err := source.Digest(context.Background(), image, creds)
+		return d, err == nil
+	})
 	for _, n := range examplePackageNames {
 		var b pkgmanager.Behaviour
 		if n == "configuration/configuration-aws-network" {

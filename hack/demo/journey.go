@@ -33,7 +33,7 @@ func (j *journey) e2e(name, tag string) string {
 func (j *journey) cluster() {
 	if !j.install() {
 		installed, _ := j.c.get(cfg)
-		for _, t := range []string{"get", "describe", "tree", "uninstall a dependency", "versions", "upgrade --dry-run", "upgrade --wait", "rollback --wait"} {
+		for _, t := range []string{"get", "describe", "tree", "uninstall a dependency", "versions", "upgrade --dry-run", "upgrade --wait", "rollback --wait", "outdated", "upgrade --all --dry-run"} {
 			j.s.skip(t, "the configuration was not installed")
 		}
 		if installed == nil {
@@ -50,6 +50,8 @@ func (j *journey) cluster() {
 		j.upgradeDryRun()
 		j.upgrade()
 		j.rollback()
+		j.outdated()
+		j.upgradeAllDryRun()
 	}
 	if j.uninstall() {
 		j.empty()
@@ -203,6 +205,44 @@ func (j *journey) rollback() {
 			}
 			v.says("stdout", r.stdout, "says what changed", cfg+" rolled back from v0.24.0 to v0.23.0")
 			v.cluster(j.c.runs(cfg, j.e2e("configuration-aws-network", "v0.23.0")), "runs v0.23.0 again, Healthy")
+		})
+}
+
+func (j *journey) outdated() {
+	j.s.step("outdated",
+		"Which packages are behind? CURRENT is what runs, WANTED the newest version every dependent's constraint admits, "+
+			"LATEST the registry's newest; DRIFT says whether the tag now names other content than runs.",
+		func(v *verdict) {
+			r := j.s.xpkg(quick, "outdated")
+			if !v.exit(r, 0, "listed") {
+				return
+			}
+			// NAME KIND CURRENT WANTED LATEST DRIFT
+			want := map[string]string{cfgName: "v0.23.0 v0.24.0 v0.24.0 no", nopName: "v0.4.0 v0.4.0 v0.4.0 no", ptName: "v0.10.8 v0.10.8 v0.10.8 no"}
+			for name, cols := range want {
+				f := strings.Fields(lineWith(r.stdout, name+" "))
+				if len(f) < 6 || strings.Join(f[2:6], " ") != cols {
+					v.fail("stdout does not show %s as %s", name, cols)
+					return
+				}
+			}
+			v.pass("the configuration is behind (v0.23.0, may move to v0.24.0); its dependencies are current; nothing drifted")
+		})
+}
+
+func (j *journey) upgradeAllDryRun() {
+	j.s.step("upgrade --all --dry-run",
+		"Move everything to its WANTED version: the combined plan first, dependencies before their dependents, every step planned as a single upgrade is.",
+		func(v *verdict) {
+			r := j.s.xpkg(quick, "upgrade", "--all", "--dry-run")
+			if !v.exit(r, 0, "the upgrade would go ahead") {
+				return
+			}
+			v.says("stdout", r.stdout, "one step: the configuration to v0.24.0, nothing blocks",
+				"Plan: upgrade --all: 1 package: "+cfg,
+				"Plan: upgrade "+cfg+" from "+j.e2e("configuration-aws-network", "v0.23.0")+" to "+j.e2e("configuration-aws-network", "v0.24.0"),
+				"0 blocking")
+			v.cluster(j.c.runs(cfg, j.e2e("configuration-aws-network", "v0.23.0")), "still at v0.23.0 and Healthy")
 		})
 }
 

@@ -25,8 +25,11 @@ type Package struct {
 	Namespace string `json:"namespace,omitempty"`
 	// Source is the package's image reference (spec.package).
 	Source string `json:"package"`
-	// Version is the reference's tag or digest.
+	// Version is the reference's tag, or its digest when it names no tag.
 	Version string `json:"version"`
+	// Digest is the digest that pins the reference (repository:tag@digest
+	// or repository@digest), or "".
+	Digest string `json:"digest,omitempty"`
 	// ActivationPolicy and RuntimeConfig as set or defaulted.
 	ActivationPolicy string `json:"revisionActivationPolicy,omitempty"`
 	RuntimeConfig    string `json:"runtimeConfig,omitempty"`

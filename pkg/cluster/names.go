@@ -49,3 +49,51 @@ func RefRepository(ref string) string {
 	}
 	return r.Context().Name()
 }
+
+// RefTag is the tag a package reference names, also when a digest pins it
+// (repository:tag@sha256:…); "" when it names none.
+func RefTag(ref string) string {
+	base, _, _ := strings.Cut(ref, "@")
+	i, j := strings.LastIndexByte(base, ':'), strings.LastIndexByte(base, '/')
+	if i <= j {
+		return ""
+	}
+	return base[i+1:]
+}
+
+// RefDigest is the digest that pins a package reference, or "".
+func RefDigest(ref string) string {
+	r, err := name.ParseReference(ref, name.WeakValidation)
+	if err != nil {
+		return ""
+	}
+	if d, ok := r.(name.Digest); ok {
+		return d.DigestStr()
+	}
+	return ""
+}
+
+// Pin is the reference repository:tag@digest: the tag for people, the
+// digest for the package manager, which pulls by it.
+func Pin(ref, digest string) string {
+	base, _, _ := strings.Cut(ref, "@")
+	if RefTag(base) == "" {
+		return RefRepository(base) + "@" + digest
+	}
+	return base + "@" + digest
+}
+
+// RevisionDigest is the start of the image digest that the package
+// manager puts at the end of a revision's name (12 hex digits), or "".
+func RevisionDigest(rev string) string {
+	i := strings.LastIndexByte(rev, '-')
+	if i < 0 || len(rev)-i-1 != 12 {
+		return ""
+	}
+	for _, c := range rev[i+1:] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return ""
+		}
+	}
+	return rev[i+1:]
+}

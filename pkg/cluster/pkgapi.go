@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -130,7 +131,8 @@ func (d *pkgDialect) Read(u *unstructured.Unstructured) *Package {
 		Created: u.GetCreationTimestamp().Time, Conditions: conditions(u), Object: u,
 	}
 	p.Source, _, _ = unstructured.NestedString(u.Object, "spec", "package")
-	p.Version = RefVersion(p.Source)
+	p.Version = cmp.Or(RefTag(p.Source), RefVersion(p.Source))
+	p.Digest = RefDigest(p.Source)
 	p.ActivationPolicy, _, _ = unstructured.NestedString(u.Object, "spec", "revisionActivationPolicy")
 	p.RuntimeConfig, _, _ = unstructured.NestedString(u.Object, "spec", "runtimeConfigRef", "name")
 	p.CurrentRevision, _, _ = unstructured.NestedString(u.Object, "status", "currentRevision")

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -103,12 +104,18 @@ func (c *Change) planLock(ctx context.Context, p *Plan, new *xpkg.Package, targe
 	if err != nil {
 		return err
 	}
-	version := cluster.RefVersion(target)
+	// The tag says the version, also when a digest pins it.
+	repo := cluster.RefRepository(target)
+	version := cmp.Or(cluster.RefTag(target), cluster.RefVersion(target))
+	pinned := cluster.RefDigest(target) != ""
 	if _, err := semver.NewVersion(version); err == nil {
-		p.add(dependentFindings(lock, pkgs, cluster.RefRepository(target), version)...)
-	} else if deps := cluster.Dependents(lock, cluster.RefRepository(target)); len(deps) > 0 {
+		p.add(dependentFindings(lock, pkgs, repo, version)...)
+	} else if deps := cluster.Dependents(lock, repo); len(deps) > 0 && !pinned {
 		p.add(Finding{Rule: RuleDependentConstraint, Severity: Warning, Object: p.Package,
 			Message: fmt.Sprintf("%s is no semantic version, so the constraints of the %d packages that depend on %s cannot be checked against it", version, len(deps), p.Package)})
+	}
+	if pinned {
+		p.add(pinnedFindings(Holds(lock, pkgs, repo), p.Package, target)...)
 	}
 	p.add(dependencyFindings(new.Meta, lock, pkgs, target)...)
 	return nil

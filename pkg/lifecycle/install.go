@@ -29,6 +29,9 @@ type Install struct {
 	Offline bool
 	// Open reads a package (and says so); default source.Open.
 	Open func(ctx context.Context, ref string, o source.Options) (*source.Package, error)
+	// Pin resolves the reference's tag to its digest and installs
+	// repository:tag@digest.
+	Pin bool
 	// Progress receives warnings.
 	Progress io.Writer
 }
@@ -48,6 +51,16 @@ func (i *Install) Resolve(ctx context.Context, spec *cluster.InstallSpec, ref, t
 		spec.Package = r.Name()
 		if spec.Name == "" {
 			spec.Name = cluster.DefaultName(r)
+		}
+		if i.Pin {
+			so, err := i.options(ctx, spec)
+			if err != nil {
+				return err
+			}
+			// The kind is then read from the content pinned.
+			if spec.Package, err = Pin(ctx, spec.Package, so); err != nil {
+				return err
+			}
 		}
 	}
 	d := i.Cluster.Dialect()
@@ -75,13 +88,9 @@ func (i *Install) Resolve(ctx context.Context, spec *cluster.InstallSpec, ref, t
 // packageKind reads the package's meta object for its kind, or for a
 // legacy package the scope its app.yaml asks for.
 func (i *Install) packageKind(ctx context.Context, spec *cluster.InstallSpec) (string, error) {
-	so := i.Source
-	if len(spec.PullSecrets) > 0 && !i.Offline {
-		kc, err := i.Cluster.PullSecretKeychain(ctx, i.XPNamespace, spec.PullSecrets)
-		if err != nil {
-			return "", err
-		}
-		so.Keychain = authn.NewMultiKeychain(kc, authn.DefaultKeychain)
+	so, err := i.options(ctx, spec)
+	if err != nil {
+		return "", err
 	}
 	open := i.Open
 	if open == nil {
@@ -102,6 +111,20 @@ func (i *Install) packageKind(ctx context.Context, spec *cluster.InstallSpec) (s
 		return "", fmt.Errorf("read %s to learn its kind: %w", spec.Package, err)
 	}
 	return kind, nil
+}
+
+// options read the package with the pull secrets the spec names (not
+// read from the cluster when offline).
+func (i *Install) options(ctx context.Context, spec *cluster.InstallSpec) (source.Options, error) {
+	so := i.Source
+	if len(spec.PullSecrets) > 0 && !i.Offline {
+		kc, err := i.Cluster.PullSecretKeychain(ctx, i.XPNamespace, spec.PullSecrets)
+		if err != nil {
+			return so, err
+		}
+		so.Keychain = authn.NewMultiKeychain(kc, authn.DefaultKeychain)
+	}
+	return so, nil
 }
 
 func readKind(p *source.Package, limits xpkg.Limits) (string, error) {

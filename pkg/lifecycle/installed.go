@@ -107,3 +107,17 @@ func pullSecrets(p *cluster.Package) []string {
 	}
 	return out
 }
+
+// Pin resolves the tag of a reference to the digest it names now and
+// returns repository:tag@digest, which the package manager pulls by
+// digest; a reference with a digest already is returned as it is.
+func Pin(ctx context.Context, ref string, so source.Options) (string, error) {
+	if cluster.RefDigest(ref) != "" {
+		return ref, nil
+	}
+	d, err := source.Digest(ctx, ref, so)
+	if err != nil {
+		return "", fmt.Errorf("pin %s: %w", ref, err)
+	}
+	return cluster.Pin(ref, d), nil
+}

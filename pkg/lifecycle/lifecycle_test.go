@@ -16,6 +16,14 @@ import (
 // fakeCluster is a cluster over client-go's dynamic fake, holding objs.
 func fakeCluster(t *testing.T, objs ...*unstructured.Unstructured) *cluster.Cluster {
 	t.Helper()
+	c, _ := fakeClusterDyn(t, objs...)
+	return c
+}
+
+// fakeClusterDyn is fakeCluster with its dynamic fake, whose actions tell
+// the requests made.
+func fakeClusterDyn(t *testing.T, objs ...*unstructured.Unstructured) (*cluster.Cluster, *dynamicfake.FakeDynamicClient) {
+	t.Helper()
 	lists := map[schema.GroupVersionResource]string{
 		{Group: "pkg.crossplane.io", Version: "v1", Resource: "providers"}:                                  "ProviderList",
 		{Group: "pkg.crossplane.io", Version: "v1", Resource: "configurations"}:                             "ConfigurationList",
@@ -35,7 +43,7 @@ func fakeCluster(t *testing.T, objs ...*unstructured.Unstructured) *cluster.Clus
 		ros = append(ros, o)
 	}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, ros...)
-	return cluster.NewCluster(dyn, cluster.StaticDialect(), "default")
+	return cluster.NewCluster(dyn, cluster.StaticDialect(), "default"), dyn
 }
 
 func obj(apiVersion, kind, name string, fields map[string]any) *unstructured.Unstructured {

@@ -35,6 +35,7 @@ const (
 	RuleDependents           = "dependents"
 	RuleBreakingChange       = "breaking-change"
 	RuleNoChange             = "no-change"
+	RulePinnedDependency     = "pinned-dependency"
 )
 
 // Finding is one thing a plan found.

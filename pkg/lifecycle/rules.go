@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
@@ -261,6 +262,24 @@ func breakingFindings(r *diff.Report) []Finding {
 			msg += fmt.Sprintf(" (and %d more breaking changes: kubectl xpkg diff shows them)", n-1)
 		}
 		out = append(out, Finding{Rule: RuleBreakingChange, Severity: Warning, Object: obj.Label(), Message: msg, Count: count(int64(n))})
+	}
+	return out
+}
+
+// pinnedFindings: a package that others depend on with a version range
+// cannot be pinned by digest. The package manager records a pinned
+// package's version in the Lock as its digest, does not match it against
+// a range, reports the dependency missing, and the dependent turns
+// unhealthy (crossplane/crossplane#7458; seen with Crossplane v2.3.4).
+func pinnedFindings(holds []versions.Hold, pkg, target string) []Finding {
+	var out []Finding
+	for _, h := range holds {
+		if _, err := semver.NewConstraint(h.Constraint); err != nil {
+			continue // a digest constraint compares digests: that works
+		}
+		out = append(out, Finding{Rule: RulePinnedDependency, Severity: Blocking, Object: h.By,
+			Message: fmt.Sprintf("%s depends on %s %s; pinned by digest, %s is recorded in the Lock as %s, which Crossplane does not match against a version range: it reports the dependency missing and %s turns unhealthy; move %s without a digest",
+				h.By, pkg, h.Constraint, pkg, cluster.RefDigest(target), h.By, pkg)})
 	}
 	return out
 }

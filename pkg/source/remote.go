@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
 // DefaultRegistry is where Crossplane's package manager resolves references
@@ -141,4 +143,39 @@ func ListTags(ctx context.Context, repo string, o Options) ([]string, error) {
 		return nil, fmt.Errorf("list tags of %s: %w", r.Name(), err)
 	}
 	return tags, nil
+}
+
+// Digest resolves a reference to the digest of the manifest (or index)
+// it names, as the package manager does before pulling: a HEAD request,
+// or a GET when the registry answers HEAD without a digest. A reference
+// pinned by digest resolves to that digest without a request.
+func Digest(ctx context.Context, ref string, o Options) (string, error) {
+	o = o.withDefaults()
+	r, err := ParseReference(ref, o.Registry)
+	if err != nil {
+		return "", err
+	}
+	if d, ok := r.(name.Digest); ok {
+		return d.DigestStr(), nil
+	}
+	opts := RemoteOptions(ctx, o)
+	desc, err := remote.Head(r, opts...)
+	if err == nil && desc.Digest.Hex != "" {
+		return desc.Digest.String(), nil
+	}
+	if err != nil && !headUnsupported(err) {
+		return "", fmt.Errorf("resolve %s: %w", r.Name(), err)
+	}
+	full, err := remote.Get(r, opts...)
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", r.Name(), err)
+	}
+	return full.Digest.String(), nil
+}
+
+// headUnsupported: a registry that refuses HEAD (405 or 501) is asked
+// again with GET.
+func headUnsupported(err error) bool {
+	var te *transport.Error
+	return errors.As(err, &te) && (te.StatusCode == http.StatusMethodNotAllowed || te.StatusCode == http.StatusNotImplemented)
 }

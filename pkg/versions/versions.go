@@ -93,3 +93,62 @@ func Newer(tags []Tag, current string, pre bool) (Tag, bool) {
 	}
 	return Tag{}, false
 }
+
+// Hold is a constraint another package puts on this one: who (as
+// kind/name) and the semver range.
+type Hold struct {
+	By         string `json:"by"`
+	Constraint string `json:"constraint"`
+}
+
+// Wanted is the newest tag above current that every hold admits
+// (pre-releases only with pre): what the package may move to without
+// breaking a package that depends on it. ok is false when there is none.
+// A hold that is no semver range (a digest pins the package) admits no
+// move; held are the holds that keep a newer version out.
+func Wanted(tags []Tag, current string, holds []Hold, pre bool) (t Tag, ok bool, held []Hold) {
+	cur, err := semver.NewVersion(current)
+	if err != nil {
+		return Tag{}, false, nil
+	}
+	kept, _ := Filter(tags, "", pre)
+	cs := make([]*semver.Constraints, len(holds))
+	for i, h := range holds {
+		if cs[i], err = semver.NewConstraint(h.Constraint); err != nil {
+			// A digest or a malformed range: nothing can be checked
+			// against it, so nothing moves.
+			return Tag{}, false, []Hold{h}
+		}
+	}
+	for _, tag := range kept {
+		if !tag.Version.GreaterThan(cur) {
+			break
+		}
+		var refused []Hold
+		for i, c := range cs {
+			// As the package manager checks a dependency: a pre-release
+			// passes only a range that names one.
+			if !c.Check(tag.Version) {
+				refused = append(refused, holds[i])
+			}
+		}
+		if len(refused) == 0 {
+			return tag, true, held
+		}
+		for _, h := range refused {
+			if !slices.Contains(held, h) {
+				held = append(held, h)
+			}
+		}
+	}
+	return Tag{}, false, held
+}
+
+// Latest is the newest stable semantic version among tags.
+func Latest(tags []Tag) (Tag, bool) {
+	kept, _ := Filter(tags, "", false)
+	if len(kept) == 0 {
+		return Tag{}, false
+	}
+	return kept[0], true
+}

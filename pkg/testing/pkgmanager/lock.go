@@ -67,10 +67,13 @@ func (m *Manager) editLock(ctx context.Context, edit func([]any) []any) error {
 	})
 }
 
-// splitRef cuts an image reference into repository and tag (or digest).
+// splitRef cuts an image reference into repository and tag, or digest
+// when one pins it (repository:tag@digest records the digest, as the
+// package manager does).
 func splitRef(ref string) (string, string) {
 	if i := strings.LastIndex(ref, "@"); i > 0 {
-		return ref[:i], ref[i+1:]
+		repo, _ := splitRef(ref[:i])
+		return repo, ref[i+1:]
 	}
 	slash := strings.LastIndex(ref, "/")
 	if i := strings.LastIndex(ref, ":"); i > slash {

@@ -49,6 +49,7 @@ type Manager struct {
 	dyn       dynamic.Interface
 	mu        sync.Mutex
 	behaviour map[string]Behaviour // by package name
+	digest    func(image string) (string, bool)
 	cancel    context.CancelFunc
 	done      chan struct{}
 }
@@ -102,14 +103,41 @@ func (m *Manager) script(name string) (Behaviour, bool) {
 	return b, ok
 }
 
-// RevisionName is the package manager's revision naming rule.
+// RevisionName is the manager's revision naming rule when it resolves no
+// digests: a hash of the image reference stands for the image digest.
 func RevisionName(pkgName, image string) string {
 	sum := sha256.Sum256([]byte(image))
-	name := pkgName
-	if len(name) > 50 {
-		name = name[:50]
+	return friendlyID(pkgName, hex.EncodeToString(sum[:]))
+}
+
+// friendlyID is the package manager's revision name: the package name
+// (cut at 50) and the digest's first 12 hex digits.
+func friendlyID(pkgName, hex string) string {
+	if len(pkgName) > 50 {
+		pkgName = pkgName[:50]
 	}
-	return name + "-" + hex.EncodeToString(sum[:])[:12]
+	return pkgName + "-" + hex[:12]
+}
+
+// ResolveDigests makes the manager name revisions after the image digest
+// that resolve returns for an image (as the package manager does), where
+// it returns one; RevisionName otherwise.
+func (m *Manager) ResolveDigests(resolve func(image string) (string, bool)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.digest = resolve
+}
+
+func (m *Manager) revisionName(pkgName, image string) string {
+	m.mu.Lock()
+	resolve := m.digest
+	m.mu.Unlock()
+	if resolve != nil {
+		if d, ok := resolve(image); ok && len(d) > len("sha256:")+12 {
+			return friendlyID(pkgName, d[len("sha256:"):])
+		}
+	}
+	return RevisionName(pkgName, image)
 }
 
 func asObject(o any) *unstructured.Unstructured {

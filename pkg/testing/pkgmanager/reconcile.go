@@ -48,7 +48,7 @@ func observedGeneration(u *unstructured.Unstructured) int64 {
 }
 
 func (m *Manager) answer(ctx context.Context, u *unstructured.Unstructured, image string, b Behaviour) error {
-	rev := RevisionName(u.GetName(), image)
+	rev := m.revisionName(u.GetName(), image)
 	if b.Fail == "" {
 		if err := m.ensureRevision(ctx, u, rev, image); err != nil {
 			return err
@@ -172,5 +172,5 @@ func (m *Manager) collect(ctx context.Context, o any) {
 	rc := m.dyn.Resource(resource(u.GetKind() + "Revision"))
 	_ = rc.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: group + "/package=" + u.GetName()})
 	image, _, _ := unstructured.NestedString(u.Object, "spec", "package")
-	_ = m.unlock(ctx, RevisionName(u.GetName(), image))
+	_ = m.unlock(ctx, m.revisionName(u.GetName(), image))
 }

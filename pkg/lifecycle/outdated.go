@@ -1,0 +1,285 @@
+package lifecycle
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
+)
+
+// Item is one installed package, what it runs and what it could run.
+type Item struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Package is the package's reference (spec.package).
+	Package string `json:"package"`
+	// Current is the version the active revision runs: its tag, or its
+	// digest when it was installed by digest alone.
+	Current string `json:"current"`
+	// Wanted is the newest version every installed package's dependsOn
+	// admits (Current when nothing newer is admitted).
+	Wanted string `json:"wanted"`
+	// Latest is the newest stable version in the registry.
+	Latest string `json:"latest"`
+	// Drifted: the tag the package runs now names other content than its
+	// active revision runs.
+	Drifted bool `json:"drifted"`
+	// Pinned: the reference names a digest, so the tag cannot drift.
+	Pinned bool `json:"pinned,omitempty"`
+	// Digest is the digest the active revision runs, when known in full;
+	// RevisionDigest its first 12 hex digits, from the revision's name;
+	// TagDigest what the running tag names now.
+	Digest         string `json:"digest,omitempty"`
+	RevisionDigest string `json:"revisionDigest,omitempty"`
+	TagDigest      string `json:"tagDigest,omitempty"`
+	// Revision is the active revision.
+	Revision string `json:"revision,omitempty"`
+	// HeldBy are the dependents' constraints that keep Wanted below a
+	// newer version.
+	HeldBy []versions.Hold `json:"heldBy,omitempty"`
+	// Error is why the registry could not be read; Wanted and Latest are
+	// then empty.
+	Error string `json:"error,omitempty"`
+
+	pkg  *cluster.Package
+	repo string
+	// wantedTag is Wanted as a tag, when it moves the package.
+	wantedTag string
+	// tags are the repository's tags, newest first.
+	tags []versions.Tag
+}
+
+// Outdated reports, for each installed package, what it runs against what
+// its dependents allow and what its registry has.
+type Outdated struct {
+	Cluster *cluster.Cluster
+	Source  source.Options
+	// XPNamespace holds the packages' pull secrets.
+	XPNamespace string
+	// Pre counts pre-releases for Wanted (a package running a pre-release
+	// counts them anyway).
+	Pre bool
+	// Parallel bounds the registries read at once; 0 means 8.
+	Parallel int
+}
+
+// Items lists the packages (one LIST per package kind), reads the Lock
+// once, and each distinct repository once (its tags, and a HEAD of the
+// tag its packages run), in parallel. A repository that cannot be read
+// leaves its rows with Error set: the others still count.
+func (o *Outdated) Items(ctx context.Context, kind string) ([]*Item, []cluster.LockPackage, error) {
+	pkgs, err := o.Cluster.List(ctx, kind, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	lock, err := o.Cluster.Lock(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	items := make([]*Item, 0, len(pkgs))
+	for _, p := range pkgs {
+		items = append(items, running(p, lock))
+	}
+	if err := o.readRegistries(ctx, items); err != nil {
+		return nil, nil, err
+	}
+	for _, it := range items {
+		if it.Error == "" {
+			o.decide(it, lock, pkgs)
+		}
+	}
+	return items, lock, nil
+}
+
+// running fills in what the package runs, from its Lock entry (the active
+// revision's name and version), else its status.
+func running(p *cluster.Package, lock []cluster.LockPackage) *Item {
+	it := &Item{Name: p.Name, Kind: p.Kind, Package: p.Source, pkg: p, repo: cluster.RefRepository(p.Source),
+		Current: p.Version, Revision: p.CurrentRevision}
+	if lp, ok := activeEntry(lock, p); ok {
+		it.Revision = lp.Name
+		// The Lock holds the identifier the package manager resolved:
+		// the digest of a pinned reference, else the tag.
+		if lp.Version != p.Digest && lp.Version != p.Version {
+			it.Current = lp.Version
+		}
+	}
+	it.RevisionDigest = cluster.RevisionDigest(it.Revision)
+	// Pinned when what runs is the reference, and a digest pins it.
+	it.Pinned = p.Digest != "" && it.Current == p.Version
+	if d := p.Digest; it.Pinned && strings.HasPrefix(strings.TrimPrefix(d, "sha256:"), it.RevisionDigest) {
+		it.Digest = d
+	}
+	return it
+}
+
+// activeEntry is the package's Lock entry: the Lock lists active revisions
+// only, named after their package.
+func activeEntry(lock []cluster.LockPackage, p *cluster.Package) (cluster.LockPackage, bool) {
+	repo := cluster.RefRepository(p.Source)
+	for _, lp := range lock {
+		if cluster.RefRepository(lp.Source) == repo && strings.HasPrefix(lp.Name, p.Name+"-") {
+			return lp, true
+		}
+	}
+	return cluster.LockEntry(lock, p)
+}
+
+// repoRead is what one repository read found.
+type repoRead struct {
+	tags []versions.Tag
+	// digests of the tags the repository's packages run.
+	digests map[string]string
+	err     error
+}
+
+// readRegistries reads each distinct repository once: its tags, and the
+// digest of each tag its packages run (not of digests: they cannot
+// drift), bounded to Parallel at once.
+func (o *Outdated) readRegistries(ctx context.Context, items []*Item) error {
+	byRepo := map[string][]*Item{}
+	var repos []string
+	for _, it := range items {
+		if _, ok := byRepo[it.repo]; !ok {
+			repos = append(repos, it.repo)
+		}
+		byRepo[it.repo] = append(byRepo[it.repo], it)
+	}
+	reads := make([]repoRead, len(repos))
+	sem := make(chan struct{}, cmp.Or(o.Parallel, 8))
+	var wg sync.WaitGroup
+	for i, repo := range repos {
+		so, err := o.options(ctx, byRepo[repo])
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			reads[i] = readRepository(ctx, repo, byRepo[repo], so)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i, repo := range repos {
+		r := reads[i]
+		for _, it := range byRepo[repo] {
+			if r.err != nil {
+				it.Error = r.err.Error()
+				continue
+			}
+			it.tags = r.tags
+			if t, ok := versions.Latest(r.tags); ok {
+				it.Latest = t.Name
+			}
+			if it.Pinned {
+				continue
+			}
+			it.TagDigest = r.digests[it.Current]
+			if it.TagDigest != "" && it.RevisionDigest != "" {
+				hex := strings.TrimPrefix(it.TagDigest, "sha256:")
+				it.Drifted = !strings.HasPrefix(hex, it.RevisionDigest)
+				if !it.Drifted {
+					it.Digest = it.TagDigest
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// options read a repository with the pull secrets of its packages.
+func (o *Outdated) options(ctx context.Context, items []*Item) (source.Options, error) {
+	so := o.Source
+	var secrets []string
+	for _, it := range items {
+		for _, s := range pullSecrets(it.pkg) {
+			if !slices.Contains(secrets, s) {
+				secrets = append(secrets, s)
+			}
+		}
+	}
+	if len(secrets) == 0 {
+		return so, nil
+	}
+	kc, err := o.Cluster.PullSecretKeychain(ctx, o.XPNamespace, secrets)
+	if err != nil {
+		return so, err
+	}
+	so.Keychain = authn.NewMultiKeychain(kc, cmp.Or[authn.Keychain](so.Keychain, authn.DefaultKeychain))
+	return so, nil
+}
+
+// readRepository lists a repository's tags and resolves the tags its
+// packages run.
+func readRepository(ctx context.Context, repo string, items []*Item, so source.Options) repoRead {
+	names, err := source.ListTags(ctx, repo, so)
+	if err != nil {
+		return repoRead{err: err}
+	}
+	r := repoRead{tags: versions.Sort(names), digests: map[string]string{}}
+	for _, it := range items {
+		if it.Pinned || strings.HasPrefix(it.Current, "sha256:") {
+			continue
+		}
+		if _, done := r.digests[it.Current]; done {
+			continue
+		}
+		d, err := source.Digest(ctx, repo+":"+it.Current, so)
+		if err != nil {
+			return repoRead{err: err}
+		}
+		r.digests[it.Current] = d
+	}
+	return r
+}
+
+// decide sets Wanted: the newest tag above Current that every dependent's
+// constraint on the package admits, pre-releases counting with Pre or
+// when the package runs one.
+func (o *Outdated) decide(it *Item, lock []cluster.LockPackage, pkgs []*cluster.Package) {
+	it.Wanted = it.Current
+	holds := Holds(lock, pkgs, it.repo)
+	pre := o.Pre
+	if v, err := semver.NewVersion(it.Current); err == nil && v.Prerelease() != "" {
+		pre = true
+	}
+	t, ok, held := versions.Wanted(it.tags, it.Current, holds, pre)
+	it.HeldBy = held
+	if ok {
+		it.Wanted, it.wantedTag = t.Name, t.Name
+	}
+}
+
+// Holds are the constraints the Lock's packages put on repo, naming each
+// dependent as kind/name.
+func Holds(lock []cluster.LockPackage, pkgs []*cluster.Package, repo string) []versions.Hold {
+	var out []versions.Hold
+	for _, d := range cluster.Dependents(lock, repo) {
+		for _, dep := range d.Dependencies {
+			if cluster.RefRepository(dep.Package) == repo && dep.Constraints != "" {
+				out = append(out, versions.Hold{By: packageName(pkgs, d.Source), Constraint: dep.Constraints})
+			}
+		}
+	}
+	return out
+}
+
+// Moves tells whether upgrade --all would move the package.
+func (it *Item) Moves() bool { return it.wantedTag != "" && it.Error == "" }
+
+// String names the item as the verbs do.
+func (it *Item) String() string { return fmt.Sprintf("%s/%s", strings.ToLower(it.Kind), it.Name) }

@@ -1,0 +1,272 @@
+package lifecycle
+
+import (
+	"context"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+)
+
+// countingRegistry is an in-memory registry that counts the requests it
+// answers, by method and path.
+type countingRegistry struct {
+	host string
+	mu   sync.Mutex
+	seen []string
+}
+
+func newRegistry(t *testing.T) *countingRegistry {
+	t.Helper()
+	r := &countingRegistry{}
+	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		r.seen = append(r.seen, req.Method+" "+req.URL.Path)
+		r.mu.Unlock()
+		h.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	r.host = strings.TrimPrefix(srv.URL, "http://")
+	return r
+}
+
+// push writes a random image under repo:tag and returns its digest.
+func (r *countingRegistry) push(t *testing.T, repo, tag string) string {
+	t.Helper()
+	img, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(r.host + "/" + repo + ":" + tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := img.Digest()
+	return d.String()
+}
+
+func (r *countingRegistry) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen = nil
+}
+
+// count is how many requests matched method and a path suffix.
+func (r *countingRegistry) count(method, suffix string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, s := range r.seen {
+		if strings.HasPrefix(s, method+" ") && strings.HasSuffix(s, suffix) {
+			n++
+		}
+	}
+	return n
+}
+
+func pkgObj(kind, name, ref, rev string) *unstructured.Unstructured {
+	return obj("pkg.crossplane.io/v1", kind, name, map[string]any{
+		"spec":   map[string]any{"package": ref},
+		"status": map[string]any{"currentRevision": rev},
+	})
+}
+
+// revName is the package manager's revision name for a digest.
+func revName(pkg, digest string) string {
+	return pkg + "-" + strings.TrimPrefix(digest, "sha256:")[:12]
+}
+
+func TestOutdated(t *testing.T) {
+	reg := newRegistry(t)
+	h := reg.host
+	// provider-a: v1.0.0 runs; v1.1.0 and a pre-release are newer.
+	a10 := reg.push(t, "org/provider-a", "v1.0.0")
+	reg.push(t, "org/provider-a", "v1.1.0")
+	reg.push(t, "org/provider-a", "v1.2.0-rc.1")
+	// provider-b: held below v2 by the configuration; v1.0.0 runs, but its
+	// tag was pushed over since.
+	b10 := reg.push(t, "org/provider-b", "v1.0.0")
+	reg.push(t, "org/provider-b", "v1.5.0")
+	reg.push(t, "org/provider-b", "v2.0.0")
+	b10now := reg.push(t, "org/provider-b", "v1.0.0")
+	// configuration-c: pinned by digest, a newer tag exists.
+	c10 := reg.push(t, "org/configuration-c", "v1.0.0")
+	reg.push(t, "org/configuration-c", "v1.1.0")
+	pinned := h + "/org/configuration-c:v1.0.0@" + c10
+
+	c := fakeCluster(t,
+		pkgObj("Provider", "provider-a", h+"/org/provider-a:v1.0.0", revName("provider-a", a10)),
+		pkgObj("Provider", "provider-b", h+"/org/provider-b:v1.0.0", revName("provider-b", b10)),
+		pkgObj("Configuration", "configuration-c", pinned, revName("configuration-c", c10)),
+		pkgObj("Configuration", "configuration-d", h+"/org/configuration-c@"+c10, revName("configuration-d", c10)),
+		pkgObj("Function", "function-gone", h+"/org/function-gone:v1.0.0", "function-gone-000000000000"),
+		lock(
+			map[string]any{"name": revName("configuration-c", c10), "source": h + "/org/configuration-c", "version": c10,
+				"dependencies": []any{map[string]any{"package": h + "/org/provider-b", "constraints": ">=v1.0.0 <v2.0.0", "type": "Provider"}}},
+			map[string]any{"name": revName("configuration-d", c10), "source": h + "/org/configuration-c", "version": c10},
+			map[string]any{"name": revName("provider-a", a10), "source": h + "/org/provider-a", "version": "v1.0.0"},
+			map[string]any{"name": revName("provider-b", b10), "source": h + "/org/provider-b", "version": "v1.0.0"},
+		),
+	)
+	od := &Outdated{Cluster: c}
+	items, _, err := od.Items(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*Item{}
+	for _, it := range items {
+		byName[it.Name] = it
+	}
+	check := func(name, current, wanted, latest string, drifted, pinned bool) {
+		t.Helper()
+		it := byName[name]
+		if it == nil {
+			t.Fatalf("no row for %s", name)
+		}
+		if it.Current != current || it.Wanted != wanted || it.Latest != latest || it.Drifted != drifted || it.Pinned != pinned {
+			t.Errorf("%s: current %q wanted %q latest %q drifted %v pinned %v; want %q %q %q %v %v (%s)",
+				name, it.Current, it.Wanted, it.Latest, it.Drifted, it.Pinned, current, wanted, latest, drifted, pinned, it.Error)
+		}
+	}
+	check("provider-a", "v1.0.0", "v1.1.0", "v1.1.0", false, false)
+	check("provider-b", "v1.0.0", "v1.5.0", "v2.0.0", true, false)
+	check("configuration-c", "v1.0.0", "v1.1.0", "v1.1.0", false, true)
+	check("configuration-d", c10, c10, "v1.1.0", false, true)
+	if it := byName["provider-a"]; it.Digest != a10 || !it.Moves() {
+		t.Errorf("provider-a runs %q (want %s), moves %v", it.Digest, a10, it.Moves())
+	}
+	if it := byName["provider-b"]; it.TagDigest != b10now || it.Digest != "" ||
+		len(it.HeldBy) != 1 || it.HeldBy[0].By != "configuration/configuration-c" || it.HeldBy[0].Constraint != ">=v1.0.0 <v2.0.0" {
+		t.Errorf("provider-b: tag names %s (want %s), runs %q, held by %+v", it.TagDigest, b10now, it.Digest, it.HeldBy)
+	}
+	if it := byName["configuration-c"]; it.Digest != c10 || !it.Moves() || it.TagDigest != "" {
+		t.Errorf("a package pinned as tag@digest runs %q, moves %v, tag read %q", it.Digest, it.Moves(), it.TagDigest)
+	}
+	if it := byName["configuration-d"]; it.Digest != c10 || it.Moves() {
+		t.Errorf("a package pinned by digest alone runs %q and moves %v", it.Digest, it.Moves())
+	}
+	if it := byName["function-gone"]; it.Error == "" || it.Moves() || !strings.Contains(it.Error, "function-gone") {
+		t.Errorf("a repository that cannot be read: %+v", it)
+	}
+	if it := byName["provider-a"]; it.Error != "" {
+		t.Errorf("one unreadable repository marks the others: %s", it.Error)
+	}
+
+	// With --pre, provider-a may go to the pre-release.
+	od.Pre = true
+	items, _, _ = od.Items(context.Background(), "Provider")
+	for _, it := range items {
+		if it.Name == "provider-a" && it.Wanted != "v1.2.0-rc.1" {
+			t.Errorf("--pre: provider-a wants %s", it.Wanted)
+		}
+		if it.Kind != "Provider" {
+			t.Errorf("KIND Provider lists %s", it)
+		}
+	}
+}
+
+// TestOutdatedRequests: one LIST per package kind and one Lock GET; one
+// tag list and at most one manifest HEAD per distinct repository, however
+// many packages share it.
+func TestOutdatedRequests(t *testing.T) {
+	reg := newRegistry(t)
+	h := reg.host
+	var objs []runtime.Object
+	var lockPkgs []map[string]any
+	digests := map[string]string{}
+	for i := range 12 {
+		repo := "org/p" + string(rune('a'+i%4)) // 4 repositories, 3 packages each
+		d, ok := digests[repo]
+		if !ok {
+			d = reg.push(t, repo, "v1.0.0")
+			digests[repo] = d
+		}
+		n := "pkg-" + string(rune('a'+i))
+		objs = append(objs, pkgObj([]string{"Provider", "Configuration", "Function"}[i%3], n, h+"/"+repo+":v1.0.0", revName(n, d)))
+		lockPkgs = append(lockPkgs, map[string]any{"name": revName(n, d), "source": h + "/" + repo, "version": "v1.0.0"})
+	}
+	var us []*unstructured.Unstructured
+	for _, o := range objs {
+		us = append(us, o.(*unstructured.Unstructured))
+	}
+	us = append(us, lock(lockPkgs...))
+	c, fake := fakeClusterDyn(t, us...)
+	fake.ClearActions()
+	reg.reset()
+	items, _, err := (&Outdated{Cluster: c, Source: source.Options{}}).Items(context.Background(), "")
+	if err != nil || len(items) != 12 {
+		t.Fatalf("%d items, %v", len(items), err)
+	}
+	var api []string
+	for _, a := range fake.Actions() {
+		api = append(api, a.GetVerb()+" "+a.GetResource().Resource)
+		if g, ok := a.(k8stesting.GetAction); ok && g.GetName() != "lock" {
+			t.Errorf("GET %s/%s", a.GetResource().Resource, g.GetName())
+		}
+	}
+	slices.Sort(api)
+	if want := "get locks,list configurations,list functions,list providers"; strings.Join(api, ",") != want {
+		t.Errorf("API requests: %v; want %s", api, want)
+	}
+	for _, r := range []string{"pa", "pb", "pc", "pd"} {
+		if n := reg.count("GET", "/org/"+r+"/tags/list"); n != 1 {
+			t.Errorf("%s: %d tag lists", r, n)
+		}
+		if n := reg.count("HEAD", "/org/"+r+"/manifests/v1.0.0"); n != 1 {
+			t.Errorf("%s: %d manifest HEADs", r, n)
+		}
+	}
+	for _, it := range items {
+		if it.Drifted || it.Digest == "" {
+			t.Errorf("%s: drifted %v, digest %q", it.Name, it.Drifted, it.Digest)
+		}
+	}
+}
+
+func TestDependenciesFirst(t *testing.T) {
+	it := func(repo string) *Item { return &Item{Name: repo, repo: "r.example.org/" + repo} }
+	cfg, prov, fn, other := it("r/cfg"), it("r/prov"), it("r/fn"), it("r/other")
+	lk := []cluster.LockPackage{
+		{Source: "r.example.org/r/cfg", Dependencies: []cluster.LockDependency{{Package: "r.example.org/r/mid"}, {Package: "r.example.org/r/fn"}}},
+		{Source: "r.example.org/r/mid", Dependencies: []cluster.LockDependency{{Package: "r.example.org/r/prov"}}},
+	}
+	var got []string
+	for _, i := range dependenciesFirst([]*Item{cfg, other, prov, fn}, lk) {
+		got = append(got, i.Name)
+	}
+	// prov comes before cfg through r/mid, which does not move.
+	if want := "r/prov,r/fn,r/cfg,r/other"; strings.Join(got, ",") != want {
+		t.Errorf("order %v; want %s", got, want)
+	}
+}
+
+func TestPinnedFindings(t *testing.T) {
+	holds := Holds([]cluster.LockPackage{
+		{Source: "r.example.org/r/cfg", Dependencies: []cluster.LockDependency{{Package: "r.example.org/r/prov", Constraints: ">=v1.0.0"}}},
+		{Source: "r.example.org/r/cfg2", Dependencies: []cluster.LockDependency{{Package: "r.example.org/r/prov", Constraints: "sha256:" + strings.Repeat("a", 64)}}},
+	}, nil, "r.example.org/r/prov")
+	fs := pinnedFindings(holds, "provider/prov", "r.example.org/r/prov:v1.1.0@sha256:"+strings.Repeat("b", 64))
+	if len(fs) != 1 || fs[0].Severity != Blocking || fs[0].Rule != RulePinnedDependency || fs[0].Object != "r.example.org/r/cfg" ||
+		!strings.Contains(fs[0].Message, "is recorded in the Lock as sha256:bbbb") {
+		t.Errorf("pinned-dependency: %+v", fs)
+	}
+}

@@ -1,0 +1,207 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+)
+
+// UpgradeAll moves every installed package to its Wanted version,
+// dependencies before the packages that need them, each step planned as a
+// single upgrade is.
+type UpgradeAll struct {
+	Change   *Change
+	Outdated *Outdated
+	// Pin pins every target by digest; a package pinned already stays
+	// pinned either way.
+	Pin bool
+	// Force goes ahead despite blocking findings.
+	Force bool
+}
+
+// Step is one package upgrade --all moves.
+type Step struct {
+	Item      *Item
+	Installed *Installed
+	Target    string
+	Plan      *Plan
+}
+
+// Plans is the combined plan of upgrade --all: one plan per step, in the
+// order the steps run.
+type Plans struct {
+	Action string  `json:"action"`
+	Steps  []*Plan `json:"steps"`
+	// Skipped are the packages whose registry could not be read.
+	Skipped []string `json:"skipped,omitempty"`
+
+	steps []*Step
+}
+
+// Blocking reports whether any step has a blocking finding.
+func (p *Plans) Blocking() bool {
+	return slices.ContainsFunc(p.Steps, (*Plan).Blocking)
+}
+
+// Refused is the error of the first step a blocking finding stops.
+func (p *Plans) Refused() *RefusedError {
+	for _, s := range p.Steps {
+		if s.Blocking() {
+			return &RefusedError{Plan: s}
+		}
+	}
+	return nil
+}
+
+// Plan finds the packages whose Wanted version is newer than what they
+// run, orders them (dependencies first) and plans each against the
+// cluster as it is now.
+func (u *UpgradeAll) Plan(ctx context.Context) (*Plans, error) {
+	items, lock, err := u.Outdated.Items(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	ps := &Plans{Action: ActionUpgrade, Steps: []*Plan{}}
+	var moving []*Item
+	for _, it := range items {
+		switch {
+		case it.Error != "":
+			ps.Skipped = append(ps.Skipped, it.String())
+		case it.Moves():
+			moving = append(moving, it)
+		}
+	}
+	for _, it := range dependenciesFirst(moving, lock) {
+		in, err := ReadInstalled(ctx, u.Change.Cluster, it.pkg, u.Outdated.Source, u.Outdated.XPNamespace)
+		if err != nil {
+			return nil, err
+		}
+		target := it.repo + ":" + it.wantedTag
+		if u.Pin || it.Pinned {
+			if target, err = Pin(ctx, target, in.Options); err != nil {
+				return nil, err
+			}
+		}
+		plan, err := u.Change.Plan(ctx, ActionUpgrade, in, target)
+		if err != nil {
+			return nil, err
+		}
+		ps.Steps = append(ps.Steps, plan)
+		ps.steps = append(ps.steps, &Step{Item: it, Installed: in, Target: target, Plan: plan})
+	}
+	return ps, nil
+}
+
+// dependenciesFirst orders the items so that each comes after every item
+// it depends on, directly or through other packages, as the Lock says;
+// otherwise in the order given.
+func dependenciesFirst(items []*Item, lock []cluster.LockPackage) []*Item {
+	deps := map[string][]string{}
+	for _, lp := range lock {
+		r := cluster.RefRepository(lp.Source)
+		for _, d := range lp.Dependencies {
+			deps[r] = append(deps[r], cluster.RefRepository(d.Package))
+		}
+	}
+	byRepo := map[string]*Item{}
+	for _, it := range items {
+		byRepo[it.repo] = it
+	}
+	var out []*Item
+	placed, seen := map[*Item]bool{}, map[string]bool{}
+	var visit func(repo string)
+	visit = func(repo string) {
+		if seen[repo] {
+			return // done, or a cycle the package manager refuses anyway
+		}
+		seen[repo] = true
+		for _, d := range deps[repo] {
+			visit(d)
+		}
+		if it := byRepo[repo]; it != nil && !placed[it] {
+			placed[it] = true
+			out = append(out, it)
+		}
+	}
+	for _, it := range items {
+		visit(it.repo)
+	}
+	return out
+}
+
+// StepEvents hear how upgrade --all goes: a step planned again before it
+// runs (the cluster changed since the combined plan) and a step done.
+type StepEvents struct {
+	Replanned func(*Plan)
+	Done      func(s *Step, updated *cluster.Package)
+}
+
+// StepError is upgrade --all stopped at a step: what was done before it
+// stays, what follows was not tried.
+type StepError struct {
+	Step    *Step
+	Done    []string
+	NotRun  []string
+	Err     error
+	Refused bool
+}
+
+func (e *StepError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "upgrade --all stopped at %s: %v", e.Step.Plan.Package, e.Err)
+	if len(e.Done) > 0 {
+		fmt.Fprintf(&b, "; upgraded before it: %s", strings.Join(e.Done, ", "))
+	}
+	if len(e.NotRun) > 0 {
+		fmt.Fprintf(&b, "; not tried: %s", strings.Join(e.NotRun, ", "))
+	}
+	return b.String()
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
+
+// Apply runs the steps in order. Each step after the first is planned
+// again just before it runs, since the steps before it changed the
+// cluster; a blocking finding then stops it unless Force. With o.Wait each
+// step is waited for before the next; with o.Atomic the step that fails
+// is rolled back, and nothing after it runs.
+func (u *UpgradeAll) Apply(ctx context.Context, ps *Plans, o ApplyOptions, ev StepEvents) error {
+	var done []string
+	for i, s := range ps.steps {
+		notRun := func() []string {
+			var out []string
+			for _, r := range ps.steps[i+1:] {
+				out = append(out, r.Plan.Package)
+			}
+			return out
+		}
+		if i > 0 && !o.DryRun {
+			in, err := ReadInstalled(ctx, u.Change.Cluster, s.Installed.Package, u.Outdated.Source, u.Outdated.XPNamespace)
+			if err == nil {
+				s.Installed = in
+				s.Plan, err = u.Change.Plan(ctx, ActionUpgrade, in, s.Target)
+			}
+			if err != nil {
+				return &StepError{Step: s, Done: done, NotRun: notRun(), Err: err}
+			}
+			if ev.Replanned != nil {
+				ev.Replanned(s.Plan)
+			}
+			if s.Plan.Blocking() && !u.Force {
+				return &StepError{Step: s, Done: done, NotRun: notRun(), Err: &RefusedError{Plan: s.Plan}, Refused: true}
+			}
+		}
+		updated, err := u.Change.Apply(ctx, s.Installed, s.Target, o)
+		if err != nil {
+			return &StepError{Step: s, Done: done, NotRun: notRun(), Err: err}
+		}
+		if ev.Done != nil {
+			ev.Done(s, updated)
+		}
+		done = append(done, s.Plan.Package)
+	}
+	return nil
+}

@@ -1,0 +1,214 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+)
+
+var outdatedExample = `  # What every installed package runs, may move to, and could move to
+  kubectl xpkg outdated
+
+  # Providers only, with why a package is held back and the digest it runs
+  kubectl xpkg outdated providers -o wide
+
+  # For a script: {"items": [{"name", "kind", "package", "current", "wanted", "latest", "drifted", ...}]}
+  kubectl xpkg outdated -o json`
+
+// OutdatedOptions holds the flags and state of `kubectl xpkg outdated`.
+type OutdatedOptions struct {
+	Output      string
+	Pre         bool
+	XPNamespace string
+	Source      SourceFlags
+	Cluster     ClusterFlags
+
+	kind string
+	root *Root
+}
+
+// OutdatedReport is outdated -o json|yaml.
+type OutdatedReport struct {
+	Items []*lifecycle.Item `json:"items"`
+}
+
+// NewCmdOutdated builds `kubectl xpkg outdated`.
+func NewCmdOutdated(root *Root) *cobra.Command {
+	o := &OutdatedOptions{root: root, XPNamespace: defaultXPNamespace}
+	cmd := &cobra.Command{
+		Use:   "outdated [KIND]",
+		Short: "Show which installed packages are behind, what they may move to, and tags that drifted",
+		Long: `Outdated prints one row per installed package:
+  CURRENT  the version its active revision runs
+  WANTED   the newest version that every installed package's dependsOn constraint
+           on it admits (from the Lock): what upgrade --all moves it to
+  LATEST   the newest stable version in its registry
+  DRIFT    yes when the tag it runs now names other content (another digest)
+           than its active revision runs: someone pushed over the tag. Crossplane
+           resolves a tag again only when it reconciles the package, so until
+           then it keeps running the old content
+Pre-releases count for WANTED with --pre, or when the package runs one; LATEST is
+always stable. A package pinned by digest (repository:tag@sha256:...) cannot drift,
+but still shows a newer tag. -o wide adds the digest each package runs and the
+constraints that hold WANTED below LATEST.
+
+It lists the packages (one request per package kind), reads the Lock once, and each
+distinct repository once: its tags, and the digest of the tag its packages run, a
+few repositories at a time, with the packages' pull secrets. A repository that
+cannot be read leaves its rows marked and the exit status 1.`,
+		Example: outdatedExample,
+		GroupID: groupCluster,
+		Args:    cobra.MaximumNArgs(1),
+		RunE:    runOptions(root, o),
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "", "Output format: wide, json or yaml.")
+	completeOutput(cmd, "wide", "json", "yaml")
+	f.BoolVar(&o.Pre, "pre", false, "Count pre-release versions for WANTED.")
+	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane and of the packages' pull secrets.")
+	o.Source.AddRegistryFlags(f)
+	o.Cluster.AddFlags(f)
+	cmd.ValidArgsFunction = completeKinds
+	return cmd
+}
+
+// Complete keeps the kind.
+func (o *OutdatedOptions) Complete(root *Root, _ *cobra.Command, args []string) error {
+	o.root = root
+	if len(args) == 1 {
+		o.kind = args[0]
+	}
+	return nil
+}
+
+// Validate checks the flags.
+func (o *OutdatedOptions) Validate() error {
+	return printers.CheckFormat(o.Output, printers.FormatWide, printers.FormatJSON, printers.FormatYAML)
+}
+
+// Run reads and prints.
+func (o *OutdatedOptions) Run(ctx context.Context) error {
+	c, err := o.Cluster.connect(o.root)
+	if err != nil {
+		return err
+	}
+	kind := ""
+	if o.kind != "" {
+		if kind, err = cluster.ResolveKind(c.Dialect(), o.kind); err != nil {
+			return err
+		}
+	}
+	so, _, err := o.Source.Options()
+	if err != nil {
+		return err
+	}
+	od := &lifecycle.Outdated{Cluster: c, Source: so, XPNamespace: o.XPNamespace, Pre: o.Pre}
+	items, _, err := od.Items(ctx, kind)
+	if err != nil {
+		return err
+	}
+	if err := o.print(items); err != nil {
+		return err
+	}
+	return unreadError(items)
+}
+
+func (o *OutdatedOptions) print(items []*lifecycle.Item) error {
+	out := o.root.IOStreams.Out
+	switch o.Output {
+	case printers.FormatJSON, printers.FormatYAML:
+		return printers.PrintObject(out, o.Output, OutdatedReport{Items: items})
+	}
+	if len(items) == 0 {
+		fmt.Fprintln(o.root.IOStreams.ErrOut, "No packages found.")
+		return nil
+	}
+	header := []string{"NAME", "KIND", "CURRENT", "WANTED", "LATEST", "DRIFT"}
+	wide := o.Output == printers.FormatWide
+	if wide {
+		header = append(header, "PACKAGE", "DIGEST", "HELD-BY")
+	}
+	t := printers.NewTable(header...)
+	for _, it := range items {
+		row := []string{it.Name, it.Kind, shortDigest(it.Current), orUnknown(it, it.Wanted), orUnknown(it, it.Latest), driftMark(it)}
+		if wide {
+			row = append(row, cluster.RefRepository(it.Package), orNone(runningDigest(it)), orNone(heldBy(it)))
+		}
+		t.Row(row...)
+	}
+	return t.Render(out)
+}
+
+// unreadError: the rows of repositories that could not be read are
+// printed marked; the errors follow, and the exit status is 1.
+func unreadError(items []*lifecycle.Item) error {
+	var errs []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if it.Error != "" && !seen[it.Error] {
+			seen[it.Error] = true
+			errs = append(errs, it.Error)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return exit.WithCode(1, fmt.Errorf("%s", strings.Join(errs, "; ")))
+}
+
+func orUnknown(it *lifecycle.Item, s string) string {
+	if it.Error != "" {
+		return "<unknown>"
+	}
+	return orNone(shortDigest(s))
+}
+
+func driftMark(it *lifecycle.Item) string {
+	switch {
+	case it.Error != "":
+		return "<unknown>"
+	case it.Pinned:
+		return "pinned"
+	case it.Drifted:
+		return "yes"
+	case it.TagDigest == "" || it.RevisionDigest == "":
+		return "<unknown>"
+	}
+	return "no"
+}
+
+// runningDigest is the digest the package runs, in full when known, else
+// the 12 hex digits its revision's name carries.
+func runningDigest(it *lifecycle.Item) string {
+	if it.Digest != "" {
+		return it.Digest
+	}
+	if it.RevisionDigest != "" {
+		return "sha256:" + it.RevisionDigest + "…"
+	}
+	return ""
+}
+
+func heldBy(it *lifecycle.Item) string {
+	var out []string
+	for _, h := range it.HeldBy {
+		out = append(out, h.By+" "+h.Constraint)
+	}
+	return strings.Join(out, ", ")
+}
+
+// shortDigest shortens a digest for a table (sha256: and 12 hex digits);
+// tags pass unchanged.
+func shortDigest(s string) string {
+	if hex, ok := strings.CutPrefix(s, "sha256:"); ok && len(hex) > 12 {
+		return "sha256:" + hex[:12] + "…"
+	}
+	return s
+}
