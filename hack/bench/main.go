@@ -8,7 +8,9 @@
 //   - diff: hack/bench/diff (diff against GNU diff -u);
 //   - describe: requests, round trips and time of `kubectl-xpkg describe`
 //     on a package with 1 and 20 revisions, against a local API server it
-//     starts in -env-dir and stops at the end.
+//     starts in -env-dir and stops at the end;
+//   - outdated: API and registry requests and time of `kubectl-xpkg
+//     outdated` on 50 packages, against a local API server and registry.
 //
 // Every command runs as a separate process through a small measuring child
 // (hack/bench/internal/measure) that reports its wall time and peak RSS.
@@ -60,6 +62,7 @@ var sections = []section{
 	{"extract", "Extract", runExtract},
 	{"diff", "Diff", runDiff},
 	{"describe", "Describe round trips", runDescribe},
+	{"outdated", "Outdated on 50 packages", runOutdated},
 }
 
 func main() {
@@ -84,7 +87,7 @@ func parseFlags() (*config, error) {
 	flag.StringVar(&cfg.out, "out", "BENCHMARKS.md", "report to write, relative to the module root (\"\" for none)")
 	flag.IntVar(&cfg.runs, "runs", 7, fmt.Sprintf("runs of each command; the median is reported (startup: %d times as many)", startupRuns))
 	quick := flag.Bool("quick", false, "3 runs of each command instead of -runs")
-	only := flag.String("only", "", "comma-separated benchmarks to run (startup, extract, diff, describe); the report is then printed, not written")
+	only := flag.String("only", "", "comma-separated benchmarks to run (startup, extract, diff, describe, outdated); the report is then printed, not written")
 	flag.Parse()
 	if *quick {
 		cfg.runs = 3

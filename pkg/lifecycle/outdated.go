@@ -72,12 +72,14 @@ type Outdated struct {
 	Parallel int
 }
 
-// Items lists the packages (one LIST per package kind), reads the Lock
-// once, and each distinct repository once (its tags, and a HEAD of the
+// Items lists the packages of kind ("" for all; one LIST per package kind
+// either way), reads the Lock once, and each distinct repository once (its tags, and a HEAD of the
 // tag its packages run), in parallel. A repository that cannot be read
 // leaves its rows with Error set: the others still count.
 func (o *Outdated) Items(ctx context.Context, kind string) ([]*Item, []cluster.LockPackage, error) {
-	pkgs, err := o.Cluster.List(ctx, kind, "")
+	// Every kind, also for one: the dependents that hold a package back
+	// are named by their installed packages.
+	pkgs, err := o.Cluster.List(ctx, "", "")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -87,7 +89,9 @@ func (o *Outdated) Items(ctx context.Context, kind string) ([]*Item, []cluster.L
 	}
 	items := make([]*Item, 0, len(pkgs))
 	for _, p := range pkgs {
-		items = append(items, running(p, lock))
+		if kind == "" || p.Kind == kind {
+			items = append(items, running(p, lock))
+		}
 	}
 	if err := o.readRegistries(ctx, items); err != nil {
 		return nil, nil, err
@@ -226,7 +230,13 @@ func (o *Outdated) options(ctx context.Context, items []*Item) (source.Options, 
 // readRepository lists a repository's tags and resolves the tags its
 // packages run.
 func readRepository(ctx context.Context, repo string, items []*Item, so source.Options) repoRead {
-	names, err := source.ListTags(ctx, repo, so)
+	// One reader: the tag list and the HEAD share a connection and a
+	// registry token.
+	rd, err := source.NewReader(ctx, so)
+	if err != nil {
+		return repoRead{err: err}
+	}
+	names, err := rd.ListTags(ctx, repo)
 	if err != nil {
 		return repoRead{err: err}
 	}
@@ -238,7 +248,7 @@ func readRepository(ctx context.Context, repo string, items []*Item, so source.O
 		if _, done := r.digests[it.Current]; done {
 			continue
 		}
-		d, err := source.Digest(ctx, repo+":"+it.Current, so)
+		d, err := rd.Digest(ctx, repo+":"+it.Current)
 		if err != nil {
 			return repoRead{err: err}
 		}

@@ -181,6 +181,11 @@ func TestOutdated(t *testing.T) {
 		if it.Kind != "Provider" {
 			t.Errorf("KIND Provider lists %s", it)
 		}
+		// The configuration that holds provider-b is named as installed,
+		// though configurations are not listed.
+		if it.Name == "provider-b" && (len(it.HeldBy) != 1 || it.HeldBy[0].By != "configuration/configuration-c") {
+			t.Errorf("provider-b is held by %+v", it.HeldBy)
+		}
 	}
 }
 
@@ -234,6 +239,11 @@ func TestOutdatedRequests(t *testing.T) {
 		if n := reg.count("HEAD", "/org/"+r+"/manifests/v1.0.0"); n != 1 {
 			t.Errorf("%s: %d manifest HEADs", r, n)
 		}
+	}
+	// One reader per repository: the HEAD reuses the tag list's
+	// connection and authentication, so /v2/ is asked once per repository.
+	if n := reg.count("GET", "/v2/"); n != 4 {
+		t.Errorf("%d registry pings for 4 repositories", n)
 	}
 	for _, it := range items {
 		if it.Drifted || it.Digest == "" {

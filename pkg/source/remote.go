@@ -133,42 +133,76 @@ func insecureTLS(rt http.RoundTripper, insecure bool) http.RoundTripper {
 // ListTags lists the tags of a repository (a reference without tag or
 // digest; one without a registry host resolves against o.Registry).
 func ListTags(ctx context.Context, repo string, o Options) ([]string, error) {
-	o = o.withDefaults()
-	r, err := name.NewRepository(repo, name.WithDefaultRegistry(o.Registry))
+	r, err := NewReader(ctx, o)
 	if err != nil {
-		return nil, fmt.Errorf("%q is not a repository: %w", repo, err)
+		return nil, err
 	}
-	tags, err := remote.List(r, RemoteOptions(ctx, o)...)
-	if err != nil {
-		return nil, fmt.Errorf("list tags of %s: %w", r.Name(), err)
-	}
-	return tags, nil
+	return r.ListTags(ctx, repo)
 }
 
 // Digest resolves a reference to the digest of the manifest (or index)
 // it names, as the package manager does before pulling: a HEAD request,
-// or a GET when the registry answers HEAD without a digest. A reference
-// pinned by digest resolves to that digest without a request.
+// or a GET when the registry refuses HEAD. A reference pinned by digest
+// resolves to that digest without a request.
 func Digest(ctx context.Context, ref string, o Options) (string, error) {
-	o = o.withDefaults()
-	r, err := ParseReference(ref, o.Registry)
+	r, err := NewReader(ctx, o)
 	if err != nil {
 		return "", err
 	}
-	if d, ok := r.(name.Digest); ok {
+	return r.Digest(ctx, ref)
+}
+
+// Reader lists tags and resolves digests, reusing its connections and
+// registry tokens across requests: reading a repository's tags and then
+// the digest of one of them authenticates once.
+type Reader struct {
+	o      Options
+	puller *remote.Puller
+}
+
+// NewReader returns a Reader with the options' credentials, guard and
+// retries.
+func NewReader(ctx context.Context, o Options) (*Reader, error) {
+	o = o.withDefaults()
+	p, err := remote.NewPuller(RemoteOptions(ctx, o)...)
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{o: o, puller: p}, nil
+}
+
+// ListTags lists the tags of a repository.
+func (r *Reader) ListTags(ctx context.Context, repo string) ([]string, error) {
+	rp, err := name.NewRepository(repo, name.WithDefaultRegistry(r.o.Registry))
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a repository: %w", repo, err)
+	}
+	tags, err := r.puller.List(ctx, rp)
+	if err != nil {
+		return nil, fmt.Errorf("list tags of %s: %w", rp.Name(), err)
+	}
+	return tags, nil
+}
+
+// Digest resolves a reference to the digest it names now.
+func (r *Reader) Digest(ctx context.Context, ref string) (string, error) {
+	n, err := ParseReference(ref, r.o.Registry)
+	if err != nil {
+		return "", err
+	}
+	if d, ok := n.(name.Digest); ok {
 		return d.DigestStr(), nil
 	}
-	opts := RemoteOptions(ctx, o)
-	desc, err := remote.Head(r, opts...)
+	desc, err := r.puller.Head(ctx, n)
 	if err == nil && desc.Digest.Hex != "" {
 		return desc.Digest.String(), nil
 	}
 	if err != nil && !headUnsupported(err) {
-		return "", fmt.Errorf("resolve %s: %w", r.Name(), err)
+		return "", fmt.Errorf("resolve %s: %w", n.Name(), err)
 	}
-	full, err := remote.Get(r, opts...)
+	full, err := r.puller.Get(ctx, n)
 	if err != nil {
-		return "", fmt.Errorf("resolve %s: %w", r.Name(), err)
+		return "", fmt.Errorf("resolve %s: %w", n.Name(), err)
 	}
 	return full.Digest.String(), nil
 }

@@ -69,8 +69,9 @@ func TestKeepingCurrent(t *testing.T) {
 
 	r := x.Run("outdated").Succeeds(t)
 	t.Logf("transcript:\n$ kubectl xpkg outdated\n%s", r.Stdout)
-	r = x.Run("outdated", "-o", "wide").Succeeds(t)
-	t.Logf("transcript:\n$ kubectl xpkg outdated -o wide\n%s", r.Stdout)
+	r = x.Run("outdated", "providers", "-o", "wide").Succeeds(t)
+	t.Logf("transcript:\n$ kubectl xpkg outdated providers -o wide\n%s", r.Stdout)
+	contains(t, "outdated providers -o wide", r.Stdout, "configuration/"+stored+" >=v1.0.0 <v2.0.0")
 	r = x.Run("outdated", "-o", "json").Succeeds(t)
 	rows := outdatedRows(t, r.Stdout)
 	row := func(name, current, wanted, latest string) {
@@ -176,6 +177,8 @@ func TestKeepingCurrent(t *testing.T) {
 	c.gone("providers", "pinned-nop")
 
 	// A package others depend on with a range cannot be pinned.
+	r = x.Run("upgrade", prov, "v1.1.0", "--pin", "--dry-run").Fails(t, 3)
+	t.Logf("transcript:\n$ kubectl xpkg upgrade %s v1.1.0 --pin --dry-run\n%s%s", prov, r.Stdout, r.Stderr)
 	r = x.Run("upgrade", prov, "v1.1.0", "--pin", "--dry-run", "-o", "json").Fails(t, 3)
 	msg, who, _ := parsePlan(t, r.Stdout).finding(t, "pinned-dependency", "blocking")
 	if who != "configuration/"+stored || !strings.Contains(msg, "which Crossplane does not match against a version range") {
