@@ -2,10 +2,12 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +23,9 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
 // countingRegistry is an in-memory registry that counts the requests it
@@ -278,5 +283,99 @@ func TestPinnedFindings(t *testing.T) {
 	if len(fs) != 1 || fs[0].Severity != Blocking || fs[0].Rule != RulePinnedDependency || fs[0].Object != "r.example.org/r/cfg" ||
 		!strings.Contains(fs[0].Message, "is recorded in the Lock as sha256:bbbb") {
 		t.Errorf("pinned-dependency: %+v", fs)
+	}
+}
+
+// pushSample builds a sample package of hack/testdata/packages and pushes it
+// under repo:tag.
+func (r *countingRegistry) pushSample(t *testing.T, sample, tag, repo string) {
+	t.Helper()
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := fixture.Stream(filepath.Join(root, "hack", "testdata", "packages", sample, tag))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := fixture.Image(stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(r.host + "/" + repo + ":" + tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUpgradeAll: the steps come dependencies first; a blocking finding in
+// a later step stops the run there when it is planned again, after the
+// steps before it, which stay done.
+func TestUpgradeAll(t *testing.T) {
+	reg := newRegistry(t)
+	h := reg.host
+	reg.pushSample(t, "provider-nop", "v0.2.1", "org/provider-nop")
+	reg.pushSample(t, "provider-nop", "v0.4.0", "org/provider-nop")
+	reg.pushSample(t, "configuration-aws-network", "v0.21.0", "org/configuration-aws-network")
+	reg.pushSample(t, "configuration-aws-network", "v0.23.0", "org/configuration-aws-network")
+	nop, cfg := h+"/org/provider-nop", h+"/org/configuration-aws-network"
+	// Crossplane v1.10 runs: configuration-aws-network v0.23.0 needs
+	// >=v1.14.1-0.
+	xp := obj("apps/v1", "Deployment", "crossplane", map[string]any{})
+	xp.SetNamespace("crossplane-system")
+	xp.SetLabels(map[string]string{"app.kubernetes.io/version": "v1.10.0"})
+	c := fakeCluster(t,
+		// Listed first, the configuration must still come after the provider.
+		pkgObj("Configuration", "network", cfg+":v0.21.0", "network-aaaaaaaaaaaa"),
+		pkgObj("Provider", "nop", nop+":v0.2.1", "nop-bbbbbbbbbbbb"),
+		lock(
+			map[string]any{"name": "network-aaaaaaaaaaaa", "source": cfg, "version": "v0.21.0",
+				"dependencies": []any{map[string]any{"package": nop, "constraints": ">=v0.2.0", "type": "Provider"}}},
+			map[string]any{"name": "nop-bbbbbbbbbbbb", "source": nop, "version": "v0.2.1"},
+		),
+		xp,
+	)
+	ua := &UpgradeAll{
+		Change:   &Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"},
+		Outdated: &Outdated{Cluster: c, XPNamespace: "crossplane-system"},
+	}
+	ctx := context.Background()
+	ps, err := ua.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, p := range ps.Steps {
+		order = append(order, p.Package+" "+p.To)
+	}
+	if want := "provider/nop " + nop + ":v0.4.0,configuration/network " + cfg + ":v0.23.0"; strings.Join(order, ",") != want {
+		t.Fatalf("steps %v; want %s", order, want)
+	}
+	if !ps.Blocking() || ps.Refused() == nil || ps.Refused().Plan.Package != "configuration/network" ||
+		len(findings(ps.Steps[1], RuleCrossplaneVersion)) != 1 || findings(ps.Steps[1], RuleCrossplaneVersion)[0].Severity != Blocking {
+		t.Fatalf("the configuration's step does not block: %+v", ps.Steps[1].Findings)
+	}
+
+	var done, replanned []string
+	err = ua.Apply(ctx, ps, ApplyOptions{Progress: io.Discard, Out: io.Discard}, StepEvents{
+		Replanned: func(p *Plan) { replanned = append(replanned, p.Package) },
+		Done:      func(s *Step, _ *cluster.Package) { done = append(done, s.Plan.Package) },
+	})
+	var se *StepError
+	if !errors.As(err, &se) || !se.Refused || se.Step.Plan.Package != "configuration/network" ||
+		strings.Join(se.Done, ",") != "provider/nop" || len(se.NotRun) != 0 {
+		t.Fatalf("apply: %v (%+v)", err, se)
+	}
+	if strings.Join(done, ",") != "provider/nop" || strings.Join(replanned, ",") != "configuration/network" {
+		t.Errorf("done %v, planned again %v", done, replanned)
+	}
+	if p, _ := c.Get(ctx, "Provider", "nop"); p.Source != nop+":v0.4.0" {
+		t.Errorf("the provider points at %s", p.Source)
+	}
+	if p, _ := c.Get(ctx, "Configuration", "network"); p.Source != cfg+":v0.21.0" {
+		t.Errorf("the refused configuration points at %s", p.Source)
 	}
 }
