@@ -72,10 +72,11 @@ type Outdated struct {
 	Parallel int
 }
 
-// Items lists the packages of kind ("" for all; one LIST per package kind
-// either way), reads the Lock once, and each distinct repository once (its tags, and a HEAD of the
-// tag its packages run), in parallel. A repository that cannot be read
-// leaves its rows with Error set: the others still count.
+// Items reports the packages of kind ("" for all). It lists the packages
+// (one LIST per package kind, whatever kind is asked), reads the Lock
+// once, and each distinct repository once (its tags, and a HEAD of the tag
+// its packages run), in parallel. A repository that cannot be read leaves
+// its rows with Error set: the others still count.
 func (o *Outdated) Items(ctx context.Context, kind string) ([]*Item, []cluster.LockPackage, error) {
 	// Every kind, also for one: the dependents that hold a package back
 	// are named by their installed packages.
@@ -148,7 +149,7 @@ type repoRead struct {
 
 // readRegistries reads each distinct repository once: its tags, and the
 // digest of each tag its packages run (not of digests: they cannot
-// drift), bounded to Parallel at once.
+// drift), bounded to Parallel at once. Only an interruption is an error.
 func (o *Outdated) readRegistries(ctx context.Context, items []*Item) error {
 	byRepo := map[string][]*Item{}
 	var repos []string
@@ -163,8 +164,9 @@ func (o *Outdated) readRegistries(ctx context.Context, items []*Item) error {
 	var wg sync.WaitGroup
 	for i, repo := range repos {
 		so, err := o.options(ctx, byRepo[repo])
-		if err != nil {
-			return err
+		if err != nil { // a pull secret that cannot be read marks its rows only
+			reads[i] = repoRead{err: err}
+			continue
 		}
 		wg.Add(1)
 		go func() {

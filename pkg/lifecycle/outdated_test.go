@@ -95,6 +95,11 @@ func pkgObj(kind, name, ref, rev string) *unstructured.Unstructured {
 	})
 }
 
+func withPullSecret(u *unstructured.Unstructured, name string) *unstructured.Unstructured {
+	_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": name}}, "spec", "packagePullSecrets")
+	return u
+}
+
 // revName is the package manager's revision name for a digest.
 func revName(pkg, digest string) string {
 	return pkg + "-" + strings.TrimPrefix(digest, "sha256:")[:12]
@@ -124,6 +129,7 @@ func TestOutdated(t *testing.T) {
 		pkgObj("Configuration", "configuration-c", pinned, revName("configuration-c", c10)),
 		pkgObj("Configuration", "configuration-d", h+"/org/configuration-c@"+c10, revName("configuration-d", c10)),
 		pkgObj("Function", "function-gone", h+"/org/function-gone:v1.0.0", "function-gone-000000000000"),
+		withPullSecret(pkgObj("Function", "function-secret", h+"/org/function-secret:v1.0.0", "function-secret-000000000000"), "missing"),
 		lock(
 			map[string]any{"name": revName("configuration-c", c10), "source": h + "/org/configuration-c", "version": c10,
 				"dependencies": []any{map[string]any{"package": h + "/org/provider-b", "constraints": ">=v1.0.0 <v2.0.0", "type": "Provider"}}},
@@ -132,7 +138,7 @@ func TestOutdated(t *testing.T) {
 			map[string]any{"name": revName("provider-b", b10), "source": h + "/org/provider-b", "version": "v1.0.0"},
 		),
 	)
-	od := &Outdated{Cluster: c}
+	od := &Outdated{Cluster: c, XPNamespace: "crossplane-system"}
 	items, _, err := od.Items(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -174,6 +180,9 @@ func TestOutdated(t *testing.T) {
 	}
 	if it := byName["provider-a"]; it.Error != "" {
 		t.Errorf("one unreadable repository marks the others: %s", it.Error)
+	}
+	if it := byName["function-secret"]; !strings.Contains(it.Error, "read package pull secret crossplane-system/missing") {
+		t.Errorf("a pull secret that cannot be read: %+v", it)
 	}
 
 	// With --pre, provider-a may go to the pre-release.
