@@ -4,19 +4,12 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
@@ -28,27 +21,16 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
-// countingRegistry is an in-memory registry that counts the requests it
-// answers, by method and path.
+// countingRegistry is the in-memory registry, counting requests.
 type countingRegistry struct {
+	*fixture.Registry
 	host string
-	mu   sync.Mutex
-	seen []string
 }
 
 func newRegistry(t *testing.T) *countingRegistry {
 	t.Helper()
-	r := &countingRegistry{}
-	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.mu.Lock()
-		r.seen = append(r.seen, req.Method+" "+req.URL.Path)
-		r.mu.Unlock()
-		h.ServeHTTP(w, req)
-	}))
-	t.Cleanup(srv.Close)
-	r.host = strings.TrimPrefix(srv.URL, "http://")
-	return r
+	r := fixture.NewRegistry(t)
+	return &countingRegistry{Registry: r, host: r.Host}
 }
 
 // push writes a random image under repo:tag and returns its digest.
@@ -58,34 +40,11 @@ func (r *countingRegistry) push(t *testing.T, repo, tag string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := name.ParseReference(r.host + "/" + repo + ":" + tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(ref, img); err != nil {
+	if err := fixture.Push(r.host+"/"+repo+":"+tag, img); err != nil {
 		t.Fatal(err)
 	}
 	d, _ := img.Digest()
 	return d.String()
-}
-
-func (r *countingRegistry) reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.seen = nil
-}
-
-// count is how many requests matched method and a path suffix.
-func (r *countingRegistry) count(method, suffix string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, s := range r.seen {
-		if strings.HasPrefix(s, method+" ") && strings.HasSuffix(s, suffix) {
-			n++
-		}
-	}
-	return n
 }
 
 func pkgObj(kind, name, ref, rev string) *unstructured.Unstructured {
@@ -230,7 +189,7 @@ func TestOutdatedRequests(t *testing.T) {
 	us = append(us, lock(lockPkgs...))
 	c, fake := fakeClusterDyn(t, us...)
 	fake.ClearActions()
-	reg.reset()
+	reg.Reset()
 	items, _, err := (&Outdated{Cluster: c, Source: source.Options{}}).Items(context.Background(), "")
 	if err != nil || len(items) != 12 {
 		t.Fatalf("%d items, %v", len(items), err)
@@ -247,16 +206,16 @@ func TestOutdatedRequests(t *testing.T) {
 		t.Errorf("API requests: %v; want %s", api, want)
 	}
 	for _, r := range []string{"pa", "pb", "pc", "pd"} {
-		if n := reg.count("GET", "/org/"+r+"/tags/list"); n != 1 {
+		if n := reg.Count("GET", "/org/"+r+"/tags/list"); n != 1 {
 			t.Errorf("%s: %d tag lists", r, n)
 		}
-		if n := reg.count("HEAD", "/org/"+r+"/manifests/v1.0.0"); n != 1 {
+		if n := reg.Count("HEAD", "/org/"+r+"/manifests/v1.0.0"); n != 1 {
 			t.Errorf("%s: %d manifest HEADs", r, n)
 		}
 	}
 	// One reader per repository: the HEAD reuses the tag list's
 	// connection and authentication, so /v2/ is asked once per repository.
-	if n := reg.count("GET", "/v2/"); n != 4 {
+	if n := reg.Count("GET", "/v2/"); n != 4 {
 		t.Errorf("%d registry pings for 4 repositories", n)
 	}
 	for _, it := range items {
@@ -311,11 +270,7 @@ func (r *countingRegistry) pushSample(t *testing.T, sample, tag, repo string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := name.ParseReference(r.host + "/" + repo + ":" + tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(ref, img); err != nil {
+	if err := fixture.Push(r.host+"/"+repo+":"+tag, img); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -3,42 +3,27 @@ package source_test
 import (
 	"context"
 	"io"
-	"log"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 )
 
-// inProcessRegistry is go-containerregistry's registry on a loopback port,
-// with a log of the requests it served.
+// inProcessRegistry is the in-memory registry with the helpers these
+// tests use.
 type inProcessRegistry struct {
+	*fixture.Registry
 	host string
-	mu   sync.Mutex
-	log  []string
 }
 
 func newRegistry(t *testing.T) *inProcessRegistry {
 	t.Helper()
-	r := &inProcessRegistry{}
-	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.mu.Lock()
-		r.log = append(r.log, req.Method+" "+req.URL.Path)
-		r.mu.Unlock()
-		h.ServeHTTP(w, req)
-	}))
-	t.Cleanup(srv.Close)
-	r.host = strings.TrimPrefix(srv.URL, "http://")
-	return r
+	r := fixture.NewRegistry(t)
+	return &inProcessRegistry{Registry: r, host: r.Host}
 }
 
 func (r *inProcessRegistry) push(t *testing.T, repoTag string, artifact remote.Taggable) string {
@@ -51,18 +36,12 @@ func (r *inProcessRegistry) push(t *testing.T, repoTag string, artifact remote.T
 	return ref
 }
 
-func (r *inProcessRegistry) reset() {
-	r.mu.Lock()
-	r.log = nil
-	r.mu.Unlock()
-}
+func (r *inProcessRegistry) reset() { r.Reset() }
 
 // requests returns the logged requests, the /v2/ ping left out.
 func (r *inProcessRegistry) requests() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var out []string
-	for _, l := range r.log {
+	for _, l := range r.Requests() {
 		if !strings.HasSuffix(l, " /v2/") {
 			out = append(out, l)
 		}
