@@ -84,6 +84,13 @@ func writeDescription(w io.Writer, d *cluster.Description) {
 	if p.ResolvedPackage != "" && p.ResolvedPackage != p.Source {
 		fmt.Fprintf(w, "Resolved package:   %s\n", p.ResolvedPackage)
 	}
+	if len(p.AppliedImageConfigs) > 0 {
+		var ics []string
+		for _, a := range p.AppliedImageConfigs {
+			ics = append(ics, fmt.Sprintf("%s (%s)", a.Name, a.Reason))
+		}
+		fmt.Fprintf(w, "Image configs:      %s\n", strings.Join(ics, ", "))
+	}
 	if p.Namespace != "" {
 		fmt.Fprintf(w, "Namespace:          %s\n", p.Namespace)
 	}
@@ -114,6 +121,7 @@ func writeDescription(w io.Writer, d *cluster.Description) {
 		indent(w, t)
 	})
 	writeObjects(w, d.Current())
+	writeMRDs(w, d)
 	writeDependencies(w, d)
 	section(w, "Events", len(d.Events), func() {
 		t := printers.NewTable("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE")
@@ -124,15 +132,77 @@ func writeDescription(w io.Writer, d *cluster.Description) {
 	})
 }
 
+// manyRows is where a section stops listing and counts: a big provider
+// installs 2,000 definitions.
+const manyRows = 20
+
 func writeObjects(w io.Writer, r *cluster.Revision) {
 	n := 0
 	if r != nil {
 		n = len(r.Objects)
 	}
 	section(w, "Objects installed by the current revision", n, func() {
+		if n > manyRows {
+			counts := map[string]int{}
+			var kinds []string
+			for _, o := range r.Objects {
+				if counts[o.Kind] == 0 {
+					kinds = append(kinds, o.Kind)
+				}
+				counts[o.Kind]++
+			}
+			t := printers.NewTable("KIND", "COUNT")
+			for _, k := range kinds {
+				t.Row(k, fmt.Sprint(counts[k]))
+			}
+			indent(w, t)
+			fmt.Fprintf(w, "  (%d objects: -o yaml lists them)\n", n)
+			return
+		}
 		t := printers.NewTable("KIND", "NAME", "API VERSION")
 		for _, o := range r.Objects {
 			t.Row(o.Kind, o.Name, o.APIVersion)
+		}
+		indent(w, t)
+	})
+}
+
+// writeMRDs shows the state of a Crossplane v2 provider's managed
+// resource definitions (safe-start: Inactive until a policy activates
+// them) and the policies that activated them.
+func writeMRDs(w io.Writer, d *cluster.Description) {
+	if len(d.MRDs) == 0 {
+		return
+	}
+	states, est := map[string]int{}, 0
+	for _, m := range d.MRDs {
+		states[cmp.Or(m.State, "<unset>")]++
+		if m.Established == "True" {
+			est++
+		}
+	}
+	var sum []string
+	for _, s := range []string{"Active", "Inactive", "<unset>"} {
+		if states[s] > 0 {
+			sum = append(sum, fmt.Sprintf("%d %s", states[s], s))
+		}
+	}
+	fmt.Fprintf(w, "Managed resource definitions: %d (%s; %d Established)\n", len(d.MRDs), strings.Join(sum, ", "), est)
+	t := printers.NewTable("NAME", "STATE", "ESTABLISHED")
+	for i, m := range d.MRDs {
+		if i == manyRows {
+			break
+		}
+		t.Row(m.Name, orNone(m.State), cmp.Or(m.Established, "Unknown"))
+	}
+	indent(w, t)
+	if len(d.MRDs) > manyRows {
+		fmt.Fprintf(w, "  … and %d more (kubectl get managedresourcedefinitions; -o yaml lists them all)\n", len(d.MRDs)-manyRows)
+	}
+	section(w, "Activation policies", len(d.MRAPs), func() {
+		t := printers.NewTable("NAME", "ACTIVATES", "ACTIVATED HERE")
+		for _, m := range d.MRAPs {
+			t.Row(m.Name, strings.Join(m.Activate, ", "), fmt.Sprint(len(m.Activated)))
 		}
 		indent(w, t)
 	})

@@ -58,6 +58,7 @@ type DiffOptions struct {
 
 	args []string
 	root *Root
+	cmd  *cobra.Command
 }
 
 // NewCmdDiff builds `kubectl xpkg diff`.
@@ -101,15 +102,15 @@ Exit status: 0 no differences, 1 differences, 2 trouble, 3 breaking changes foun
 	_ = cmd.RegisterFlagCompletionFunc("color", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
 	f.StringVar(&o.Installed, "installed", "", "Compare the current revision of this installed package (NAME or KIND/NAME) with NEW.")
 	f.BoolVar(&o.Pre, "pre", false, "With --installed and a semver range as NEW, consider pre-release versions.")
-	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of the installed package's pull secrets.")
+	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane's pull secrets (those of --installed's package and of ImageConfigs).")
 	o.Source.AddFlags(f)
 	o.Cluster.AddFlags(f)
 	return cmd
 }
 
 // Complete keeps the arguments.
-func (o *DiffOptions) Complete(root *Root, _ *cobra.Command, args []string) error {
-	o.root, o.args = root, args
+func (o *DiffOptions) Complete(root *Root, cmd *cobra.Command, args []string) error {
+	o.root, o.args, o.cmd = root, args, cmd
 	return nil
 }
 
@@ -134,22 +135,11 @@ func (o *DiffOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return exit.WithCode(DiffTrouble, err)
 	}
-	oldArg, newArg := "", o.args[len(o.args)-1]
-	oldOpts := so
-	if o.Installed != "" {
-		in, err := o.installed(ctx, so)
-		if err != nil {
-			return exit.WithCode(DiffTrouble, err)
-		}
-		oldArg, oldOpts = in.Image, in.Options
-		if newArg, err = o.candidate(ctx, in, newArg); err != nil {
-			return exit.WithCode(DiffTrouble, err)
-		}
-		so = in.Options
-	} else {
-		oldArg = o.args[0]
+	args, opts, err := o.sources(ctx, so)
+	if err != nil {
+		return exit.WithCode(DiffTrouble, err)
 	}
-	res, err := comparePackages(ctx, o.root, [2]string{oldArg, newArg}, [2]source.Options{oldOpts, so}, limits)
+	res, err := comparePackages(ctx, o.root, args, opts, limits)
 	if err != nil {
 		return exit.WithCode(DiffTrouble, err)
 	}
@@ -166,9 +156,44 @@ func (o *DiffOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-func (o *DiffOptions) installed(ctx context.Context, so source.Options) (*lifecycle.Installed, error) {
-	_, in, err := readInstalled(ctx, o.root, &o.Cluster, o.Installed, so, o.XPNamespace)
-	return in, err
+// sources are what to read for OLD and NEW, and how: with --installed,
+// the installed package's image and NEW in its repository, read as the
+// package manager reads them; else the two arguments, read as the user
+// would unless the command line names a cluster.
+func (o *DiffOptions) sources(ctx context.Context, so source.Options) ([2]string, [2]source.Options, error) {
+	var args [2]string
+	var opts [2]source.Options
+	newArg := o.args[len(o.args)-1]
+	var read func(ctx context.Context, ref string) (string, source.Options, error)
+	if o.Installed != "" {
+		_, in, err := readInstalled(ctx, o.root, &o.Cluster, o.Installed, &o.Source, so, o.XPNamespace)
+		if err != nil {
+			return args, opts, err
+		}
+		if newArg, err = o.candidate(ctx, in, newArg); err != nil {
+			return args, opts, err
+		}
+		args[0], read = in.Image, in.Read
+	} else {
+		reg, err := localRegistry(ctx, o.root, o.cmd, &o.Cluster, &o.Source, so, o.XPNamespace)
+		if err != nil {
+			return args, opts, err
+		}
+		args[0] = o.args[0]
+		read = func(ctx context.Context, ref string) (string, source.Options, error) { return reg.Read(ctx, ref, nil) }
+	}
+	args[1] = newArg
+	for i, a := range args {
+		if _, err := os.Stat(a); err == nil { // a local source is read as it is
+			opts[i] = so
+			continue
+		}
+		var err error
+		if args[i], opts[i], err = read(ctx, a); err != nil {
+			return args, opts, err
+		}
+	}
+	return args, opts, nil
 }
 
 // candidate reads NEW beside --installed: a source that exists locally or

@@ -35,6 +35,7 @@ type ExtractOptions struct {
 	Only   []string
 	Gzip   bool
 	Source SourceFlags
+	reads  localReads
 
 	source string
 	dir    string // split into this directory
@@ -66,12 +67,13 @@ translated into its Package record and annotated CRDs first.`,
 	f.StringSliceVar(&o.Only, "only", nil, "Keep only objects of these kinds: a kind (e.g. CustomResourceDefinition, compositions) or crd, xrd, mrd, webhook, meta.")
 	f.BoolVar(&o.Gzip, "gzip", false, "Gzip the stream (the format of Crossplane's package cache).")
 	o.Source.AddFlags(f)
+	o.reads.addFlags(f)
 	return cmd
 }
 
 // Complete resolves the output mode from -o and --split.
-func (o *ExtractOptions) Complete(root *Root, _ *cobra.Command, args []string) error {
-	o.root, o.source = root, args[0]
+func (o *ExtractOptions) Complete(root *Root, cmd *cobra.Command, args []string) error {
+	o.root, o.source, o.reads.cmd = root, args[0], cmd
 	switch out := o.Output; {
 	case out == "" || out == printers.FormatYAML:
 	case out == printers.FormatJSON:
@@ -101,7 +103,11 @@ func (o *ExtractOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := openPackage(ctx, o.root, o.source, so)
+	ref, so, err := o.reads.read(ctx, o.root, &o.Source, so, o.source)
+	if err != nil {
+		return err
+	}
+	p, err := openPackage(ctx, o.root, ref, so)
 	if err != nil {
 		return err
 	}

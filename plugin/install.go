@@ -177,7 +177,13 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	if o.Spec.Namespace, _, err = o.root.Clients().Namespace(); err != nil {
 		return err
 	}
-	in := &lifecycle.Install{Cluster: c, Source: so, Limits: limits, XPNamespace: o.XPNamespace,
+	reg := lifecycle.DirectRegistry(so)
+	if o.DryRun != dryRunClient { // a client dry run asks no cluster
+		if reg, err = clusterRegistry(ctx, o.root, c, o.XPNamespace, &o.Source, so); err != nil {
+			return err
+		}
+	}
+	in := &lifecycle.Install{Cluster: c, Registry: reg, Limits: limits,
 		Offline: o.DryRun == dryRunClient, Pin: o.Pin, Progress: o.root.IOStreams.ErrOut,
 		Open: func(ctx context.Context, ref string, so source.Options) (*source.Package, error) {
 			return openPackage(ctx, o.root, ref, so)

@@ -109,7 +109,11 @@ func (o *OutdatedOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	od := &lifecycle.Outdated{Cluster: c, Source: so, XPNamespace: o.XPNamespace, Pre: o.Pre}
+	reg, err := clusterRegistry(ctx, o.root, c, o.XPNamespace, &o.Source, so)
+	if err != nil {
+		return err
+	}
+	od := &lifecycle.Outdated{Cluster: c, Registry: reg, Pre: o.Pre}
 	items, _, err := od.Items(ctx, kind)
 	if err != nil {
 		return err

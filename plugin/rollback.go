@@ -97,7 +97,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c, in, err := readInstalled(ctx, o.root, &o.Cluster, o.arg, so, o.XPNamespace)
+	c, in, err := readInstalled(ctx, o.root, &o.Cluster, o.arg, &o.Source, so, o.XPNamespace)
 	if err != nil {
 		return err
 	}

@@ -18,12 +18,15 @@ import (
 
 // SourceFlags are the flags of every verb that reads packages.
 type SourceFlags struct {
-	Registry string
-	Platform string
-	Insecure bool
-	MaxSize  string
-	MaxDoc   string
-	Retry    source.Retry
+	// NoImageConfig reads packages as written, without the cluster's
+	// ImageConfigs.
+	NoImageConfig bool
+	Registry      string
+	Platform      string
+	Insecure      bool
+	MaxSize       string
+	MaxDoc        string
+	Retry         source.Retry
 }
 
 // AddFlags registers the flags.
@@ -37,6 +40,7 @@ func (f *SourceFlags) AddFlags(fs *pflag.FlagSet) {
 // AddRegistryFlags registers only the flags of registry access, for verbs
 // that list tags and resolve digests without reading package content.
 func (f *SourceFlags) AddRegistryFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.NoImageConfig, "no-image-config", false, "Read packages as written, without the cluster's ImageConfigs (their image rewrites and pull secrets), which are otherwise applied as Crossplane's package manager applies them.")
 	fs.StringVar(&f.Registry, "registry", "", fmt.Sprintf("Registry for package references that name none (default $%s, else %s).", source.RegistryEnvVar, source.DefaultRegistry))
 	fs.BoolVar(&f.Insecure, "insecure", false, "Allow plain HTTP and unverified TLS to registries that are not on loopback.")
 	fs.IntVar(&f.Retry.Attempts, "retries", source.DefaultRetry.Attempts, "Times to retry a registry request after a transient fault (5xx, 429, a reset or stalled connection); 4xx answers are never retried.")

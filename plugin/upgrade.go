@@ -190,7 +190,11 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 		return err
 	}
 	change.Limits = limits
-	in, err := lifecycle.ReadInstalled(ctx, c, p, so, o.XPNamespace)
+	reg, err := clusterRegistry(ctx, o.root, c, o.XPNamespace, &o.Source, so)
+	if err != nil {
+		return err
+	}
+	in, err := lifecycle.ReadInstalled(ctx, reg, p)
 	if err != nil {
 		return err
 	}
@@ -199,7 +203,7 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if o.Pin {
-		if target, err = lifecycle.Pin(ctx, target, in.Options); err != nil {
+		if target, err = lifecycle.Pin(ctx, reg, target, lifecycle.PullSecrets(p)); err != nil {
 			return err
 		}
 	}

@@ -19,10 +19,14 @@ func (o *UpgradeOptions) runAll(ctx context.Context, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
+	reg, err := clusterRegistry(ctx, o.root, c, o.XPNamespace, &o.Source, so)
+	if err != nil {
+		return err
+	}
 	change := newChange(o.root, c, o.XPNamespace, o.Activate, limits)
 	ua := &lifecycle.UpgradeAll{
 		Change:   change,
-		Outdated: &lifecycle.Outdated{Cluster: c, Source: so, XPNamespace: o.XPNamespace, Pre: o.Pre},
+		Outdated: &lifecycle.Outdated{Cluster: c, Registry: reg, Pre: o.Pre},
 		Pin:      o.Pin,
 		Force:    o.Plan.Force,
 	}

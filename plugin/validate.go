@@ -30,6 +30,7 @@ var validateExample = `  # Check a package in a registry against the xpkg specif
 type ValidateOptions struct {
 	Output string
 	Source SourceFlags
+	reads  localReads
 
 	sources []string
 	root    *Root
@@ -68,12 +69,13 @@ could not be read.`,
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: a human report).")
 	completeOutput(cmd, "json", "yaml")
 	o.Source.AddFlags(cmd.Flags())
+	o.reads.addFlags(cmd.Flags())
 	return cmd
 }
 
 // Complete keeps the sources.
-func (o *ValidateOptions) Complete(root *Root, _ *cobra.Command, args []string) error {
-	o.root, o.sources = root, args
+func (o *ValidateOptions) Complete(root *Root, cmd *cobra.Command, args []string) error {
+	o.root, o.sources, o.reads.cmd = root, args, cmd
 	return nil
 }
 
@@ -91,7 +93,11 @@ func (o *ValidateOptions) Run(ctx context.Context) error {
 	out := o.root.IOStreams.Out
 	var results []validate.Result
 	for _, src := range o.sources {
-		r := validate.Check(ctx, src, so, limits)
+		ref, rso, err := o.reads.read(ctx, o.root, &o.Source, so, src)
+		if err != nil {
+			return err
+		}
+		r := validate.Check(ctx, ref, rso, limits)
 		results = append(results, r)
 		if o.Output == "" {
 			validate.WriteText(out, r)

@@ -22,13 +22,14 @@ var versionsExample = `  # The versions of a package, newest first, the installe
 
 // VersionsOptions holds the flags and state of `kubectl xpkg versions`.
 type VersionsOptions struct {
-	Pre        bool
-	Constraint string
-	Output     string
-	Source     SourceFlags
-	Cluster    ClusterFlags
-	repo       string
-	root       *Root
+	Pre         bool
+	Constraint  string
+	Output      string
+	Source      SourceFlags
+	Cluster     ClusterFlags
+	XPNamespace string
+	repo        string
+	root        *Root
 }
 
 // VersionsReport is one tag of versions -o json|yaml.
@@ -47,7 +48,9 @@ func NewCmdVersions(root *Root) *cobra.Command {
 		Long: `Versions lists the tags of a package repository ordered by semantic version, newest
 first, with tags that are no semantic version last. Pre-releases show only with --pre;
 --constraint keeps the versions a semver range admits (and then drops the tags that are
-no version). When a cluster is reachable, the version each installed package of the
+no version). When a cluster is reachable, the repository is read as its package manager
+reads it (through the ImageConfig that rewrites it, with an ImageConfig's pull secret;
+--no-image-config reads it as written), and the version each installed package of the
 repository runs is marked.`,
 		Example: versionsExample,
 		GroupID: groupLocal,
@@ -59,7 +62,8 @@ repository runs is marked.`,
 	f.StringVar(&o.Constraint, "constraint", "", "Only the versions this semver range admits, e.g. '>=0.9 <1'.")
 	f.StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: a table).")
 	completeOutput(cmd, "json", "yaml")
-	o.Source.AddFlags(f)
+	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane and of the pull secrets its ImageConfigs name.")
+	o.Source.AddRegistryFlags(f)
 	o.Cluster.AddFlags(f)
 	return cmd
 }
@@ -80,7 +84,21 @@ func (o *VersionsOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	names, err := source.ListTags(ctx, repo, so)
+	c := o.connect()
+	read, rso := repo, so
+	if c != nil { // read where the cluster's package manager reads
+		reg, err := clusterRegistry(ctx, o.root, c, o.XPNamespace, &o.Source, so)
+		if err != nil {
+			return err
+		}
+		if full, err := source.ParseReference(repo, so.Registry); err == nil {
+			repo = full.Context().Name()
+		}
+		if read, rso, err = reg.Read(ctx, repo, nil); err != nil {
+			return err
+		}
+	}
+	names, err := source.ListTags(ctx, read, rso)
 	if err != nil {
 		return err
 	}
@@ -95,7 +113,7 @@ func (o *VersionsOptions) Run(ctx context.Context) error {
 		}
 		tags = kept
 	}
-	report := o.mark(ctx, repo, so, tags)
+	report := o.mark(ctx, c, repo, so, tags)
 	if o.Output != "" {
 		return printers.PrintObject(o.root.IOStreams.Out, o.Output, report)
 	}
@@ -110,12 +128,21 @@ func (o *VersionsOptions) Run(ctx context.Context) error {
 	return t.Render(o.root.IOStreams.Out)
 }
 
-// mark notes which installed packages run each tag; a cluster that cannot
-// be reached is no error here.
-func (o *VersionsOptions) mark(ctx context.Context, repo string, so source.Options, tags []versions.Tag) []VersionsReport {
+// connect is the cluster, or nil when it cannot be reached: versions
+// works without one.
+func (o *VersionsOptions) connect() *cluster.Cluster {
+	c, err := o.Cluster.connect(o.root)
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+// mark notes which installed packages run each tag.
+func (o *VersionsOptions) mark(ctx context.Context, c *cluster.Cluster, repo string, so source.Options, tags []versions.Tag) []VersionsReport {
 	installed := map[string][]string{}
 	if full, err := source.ParseReference(repo, so.Registry); err == nil {
-		if c, err := o.Cluster.connect(o.root); err == nil {
+		if c != nil {
 			if pkgs, err := c.List(ctx, "", ""); err == nil {
 				for _, p := range pkgs {
 					if cluster.RefRepository(p.Source) == full.Context().Name() {

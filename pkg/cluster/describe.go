@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,6 +19,11 @@ type Description struct {
 	Dependencies []DependencyStatus `json:"dependencies,omitempty"`
 	Dependents   []string           `json:"dependents,omitempty"`
 	Events       []Event            `json:"events,omitempty"`
+	// MRDs are the ManagedResourceDefinitions the current revision
+	// installed (Crossplane v2 providers), with their state; MRAPs the
+	// activation policies that activated some of them.
+	MRDs  []MRD  `json:"managedResourceDefinitions,omitempty"`
+	MRAPs []MRAP `json:"managedResourceActivationPolicies,omitempty"`
 }
 
 // Current is the revision the package runs now, if any.
@@ -56,7 +62,9 @@ var eventsGVR = schema.GroupVersionResource{Version: "v1", Resource: "events"}
 const EventsNamespace = "default"
 
 // Describe reads a package, its revisions, the Lock and recent events in
-// four concurrent requests, however many revisions there are.
+// four concurrent requests, however many revisions there are; for a
+// provider that installed MRDs, their states and the activation policies
+// in two more.
 func (c *Cluster) Describe(ctx context.Context, kind, name string) (*Description, error) {
 	d := &Description{}
 	var lock []LockPackage
@@ -86,7 +94,57 @@ func (c *Cluster) Describe(ctx context.Context, kind, name string) (*Description
 	}
 	d.Dependencies, d.Dependents = dependencies(lock, d.Package)
 	d.Events = packageEvents(events, d)
+	if err := c.describeMRDs(ctx, d); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// describeMRDs reads the state of the MRDs the current revision installed
+// and the policies that activated them: two more concurrent requests, for
+// a provider of Crossplane v2 only.
+func (c *Cluster) describeMRDs(ctx context.Context, d *Description) error {
+	var names []string
+	if r := d.Current(); r != nil {
+		for _, o := range r.Objects {
+			if o.Kind == "ManagedResourceDefinition" {
+				names = append(names, o.Name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	var mraps []MRAP
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { d.MRDs, err = c.MRDs(gctx, names); return err })
+	g.Go(func() error {
+		var err error
+		if mraps, err = c.MRAPs(gctx); apierrors.IsForbidden(err) {
+			return nil // a courtesy, as events are
+		}
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	mine := map[string]bool{}
+	for _, n := range names {
+		mine[n] = true
+	}
+	for _, m := range mraps {
+		var acts []string
+		for _, a := range m.Activated {
+			if mine[a] {
+				acts = append(acts, a)
+			}
+		}
+		if len(acts) > 0 {
+			m.Activated = acts
+			d.MRAPs = append(d.MRAPs, m)
+		}
+	}
+	return nil
 }
 
 func dependencies(lock []LockPackage, p *Package) ([]DependencyStatus, []string) {

@@ -3,6 +3,8 @@ package cluster
 import (
 	"time"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -36,12 +38,15 @@ type Package struct {
 	// CurrentRevision is the active revision's name; CurrentIdentifier the
 	// package reference it was made from; ResolvedPackage the reference
 	// after image configs rewrote it.
-	CurrentRevision   string      `json:"currentRevision,omitempty"`
-	CurrentIdentifier string      `json:"currentIdentifier,omitempty"`
-	ResolvedPackage   string      `json:"resolvedPackage,omitempty"`
-	Generation        int64       `json:"generation"`
-	Conditions        []Condition `json:"conditions,omitempty"`
-	Created           time.Time   `json:"created"`
+	CurrentRevision   string `json:"currentRevision,omitempty"`
+	CurrentIdentifier string `json:"currentIdentifier,omitempty"`
+	ResolvedPackage   string `json:"resolvedPackage,omitempty"`
+	// AppliedImageConfigs are the ImageConfigs the package manager applied
+	// to the package (status.appliedImageConfigRefs).
+	AppliedImageConfigs []imageconfig.Applied `json:"appliedImageConfigRefs,omitempty"`
+	Generation          int64                 `json:"generation"`
+	Conditions          []Condition           `json:"conditions,omitempty"`
+	Created             time.Time             `json:"created"`
 
 	Object *unstructured.Unstructured `json:"-"`
 }

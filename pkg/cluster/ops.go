@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -22,6 +23,8 @@ type Cluster struct {
 	dyn       dynamic.Interface
 	dialect   Dialect
 	namespace string
+	// rest reads lists as server-side tables (nil: through dyn).
+	rest *rest.Config
 }
 
 // Connect discovers the package API the cluster serves (or the one
@@ -55,7 +58,11 @@ func Connect(c *Clients, apiGroup string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{dyn: dyn, dialect: d, namespace: ns}, nil
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{dyn: dyn, dialect: d, namespace: ns, rest: cfg}, nil
 }
 
 // NewCluster is a Cluster over an existing client and dialect.

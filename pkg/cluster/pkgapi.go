@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
 )
 
 // Labels and values of the pkg.crossplane.io generation.
@@ -138,6 +140,15 @@ func (d *pkgDialect) Read(u *unstructured.Unstructured) *Package {
 	p.CurrentRevision, _, _ = unstructured.NestedString(u.Object, "status", "currentRevision")
 	p.CurrentIdentifier, _, _ = unstructured.NestedString(u.Object, "status", "currentIdentifier")
 	p.ResolvedPackage, _, _ = unstructured.NestedString(u.Object, "status", "resolvedPackage")
+	refs, _, _ := unstructured.NestedSlice(u.Object, "status", "appliedImageConfigRefs")
+	for _, r := range refs {
+		if m, ok := r.(map[string]any); ok {
+			a := imageconfig.Applied{}
+			a.Name, _ = m["name"].(string)
+			a.Reason, _ = m["reason"].(string)
+			p.AppliedImageConfigs = append(p.AppliedImageConfigs, a)
+		}
+	}
 	return p
 }
 

@@ -13,7 +13,7 @@ func StaticDialect() Dialect {
 	for k := range res {
 		v1.Kinds = append(v1.Kinds, k)
 	}
-	v1beta1 := ServedVersion{Version: "v1beta1", Kinds: []string{"Lock"}, Resources: map[string]string{"Lock": "locks"}}
+	v1beta1 := ServedVersion{Version: "v1beta1", Kinds: []string{"ImageConfig", "Lock"}, Resources: map[string]string{"ImageConfig": "imageconfigs", "Lock": "locks"}}
 	gen, _ := GenerationOf("pkg.crossplane.io")
 	return newPkgDialect(ServedAPI{Generation: gen, PreferredVersion: "v1", Versions: []ServedVersion{v1, v1beta1}})
 }

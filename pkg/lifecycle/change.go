@@ -48,7 +48,17 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 	// From is what runs: under Manual activation spec.package may name a
 	// revision not yet active.
 	p := &Plan{Action: action, Package: KindName(pkg), From: in.Image, To: target}
-	res, err := compare.Sources(ctx, [2]string{in.Image, target}, [2]source.Options{in.Options, in.Options}, c.Limits)
+	// Read where the package manager reads: through the ImageConfigs,
+	// with the package's pull secrets.
+	var refs [2]string
+	var opts [2]source.Options
+	for i, ref := range []string{in.Image, target} {
+		var err error
+		if refs[i], opts[i], err = in.Read(ctx, ref); err != nil {
+			return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
+		}
+	}
+	res, err := compare.Sources(ctx, refs, opts, c.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 	}

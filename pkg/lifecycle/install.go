@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -20,12 +19,12 @@ import (
 // install a package.
 type Install struct {
 	Cluster *cluster.Cluster
-	Source  source.Options
-	Limits  xpkg.Limits
-	// XPNamespace holds the pull secrets the spec names.
-	XPNamespace string
-	// Offline builds the object without asking the cluster (a client dry
-	// run): pull secrets are not read.
+	// Registry reads the package as the package manager will: through
+	// the cluster's ImageConfigs, with the spec's pull secrets. Offline
+	// (a client dry run, no cluster asked), it reads as the user would.
+	Registry *Registry
+	Limits   xpkg.Limits
+	// Offline builds the object without asking the cluster.
 	Offline bool
 	// Open reads a package (and says so); default source.Open.
 	Open func(ctx context.Context, ref string, o source.Options) (*source.Package, error)
@@ -44,7 +43,7 @@ func (i *Install) Resolve(ctx context.Context, spec *cluster.InstallSpec, ref, t
 		if _, err := os.Stat(ref); err == nil {
 			return fmt.Errorf("%s is a local file or directory: Crossplane installs packages from a registry, so push it to one first and install that reference", ref)
 		}
-		r, err := source.ParseReference(ref, i.Source.Registry)
+		r, err := source.ParseReference(ref, i.Registry.Source.Registry)
 		if err != nil {
 			return err
 		}
@@ -53,12 +52,8 @@ func (i *Install) Resolve(ctx context.Context, spec *cluster.InstallSpec, ref, t
 			spec.Name = cluster.DefaultName(r)
 		}
 		if i.Pin {
-			so, err := i.options(ctx, spec)
-			if err != nil {
-				return err
-			}
 			// The kind is then read from the content pinned.
-			if spec.Package, err = Pin(ctx, spec.Package, so); err != nil {
+			if spec.Package, err = Pin(ctx, i.Registry, spec.Package, i.secrets(spec)); err != nil {
 				return err
 			}
 		}
@@ -88,7 +83,7 @@ func (i *Install) Resolve(ctx context.Context, spec *cluster.InstallSpec, ref, t
 // packageKind reads the package's meta object for its kind, or for a
 // legacy package the scope its app.yaml asks for.
 func (i *Install) packageKind(ctx context.Context, spec *cluster.InstallSpec) (string, error) {
-	so, err := i.options(ctx, spec)
+	ref, so, err := i.Registry.Read(ctx, spec.Package, i.secrets(spec))
 	if err != nil {
 		return "", err
 	}
@@ -96,7 +91,7 @@ func (i *Install) packageKind(ctx context.Context, spec *cluster.InstallSpec) (s
 	if open == nil {
 		open = source.Open
 	}
-	p, err := open(ctx, spec.Package, so)
+	p, err := open(ctx, ref, so)
 	if err != nil {
 		return "", fmt.Errorf("read %s to learn its kind (or name the kind: install provider|configuration|function PACKAGE): %w", spec.Package, err)
 	}
@@ -113,18 +108,13 @@ func (i *Install) packageKind(ctx context.Context, spec *cluster.InstallSpec) (s
 	return kind, nil
 }
 
-// options read the package with the pull secrets the spec names (not
-// read from the cluster when offline).
-func (i *Install) options(ctx context.Context, spec *cluster.InstallSpec) (source.Options, error) {
-	so := i.Source
-	if len(spec.PullSecrets) > 0 && !i.Offline {
-		kc, err := i.Cluster.PullSecretKeychain(ctx, i.XPNamespace, spec.PullSecrets)
-		if err != nil {
-			return so, err
-		}
-		so.Keychain = authn.NewMultiKeychain(kc, authn.DefaultKeychain)
+// secrets are the spec's pull secrets, unless offline (they live in the
+// cluster).
+func (i *Install) secrets(spec *cluster.InstallSpec) []string {
+	if i.Offline {
+		return nil
 	}
-	return so, nil
+	return spec.PullSecrets
 }
 
 func readKind(p *source.Package, limits xpkg.Limits) (string, error) {

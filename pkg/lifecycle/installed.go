@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
@@ -21,18 +20,15 @@ type Installed struct {
 	// Image is the current revision's image (the package's reference
 	// when no revision is current yet).
 	Image string
-	// Options read the package's images, with its pull secrets.
-	Options source.Options
+	// Registry reads the package's images as the package manager does.
+	Registry *Registry
 }
 
-// ReadInstalled finds the package's revisions, its current revision's
-// image, and the credentials of its pull secrets (in xpNamespace).
-func ReadInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, so source.Options, xpNamespace string) (*Installed, error) {
-	in := &Installed{Package: p, Image: p.Source, Options: so}
-	if p.ResolvedPackage != "" {
-		in.Image = p.ResolvedPackage
-	}
-	revs, err := c.Revisions(ctx, p)
+// ReadInstalled finds the package's revisions and its current revision's
+// image; reg reads its images.
+func ReadInstalled(ctx context.Context, reg *Registry, p *cluster.Package) (*Installed, error) {
+	in := &Installed{Package: p, Image: p.Source, Registry: reg}
+	revs, err := reg.Cluster.Revisions(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -40,14 +36,13 @@ func ReadInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, 
 	if r := in.Current(); r != nil && r.Image != "" {
 		in.Image = r.Image
 	}
-	if secrets := pullSecrets(p); len(secrets) > 0 {
-		kc, err := c.PullSecretKeychain(ctx, xpNamespace, secrets)
-		if err != nil {
-			return nil, err
-		}
-		in.Options.Keychain = authn.NewMultiKeychain(kc, authn.DefaultKeychain)
-	}
 	return in, nil
+}
+
+// Read returns what to read for a reference of the package (or its
+// repository), with its pull secrets and the cluster's ImageConfigs.
+func (in *Installed) Read(ctx context.Context, ref string) (string, source.Options, error) {
+	return in.Registry.Read(ctx, ref, pullSecrets(in.Package))
 }
 
 // Current is the package's current revision, or nil.
@@ -72,7 +67,11 @@ func (in *Installed) Target(ctx context.Context, version string, pre bool) (stri
 	case version != "" && !versions.IsConstraint(version):
 		return repo + ":" + version, nil
 	}
-	names, err := source.ListTags(ctx, repo, in.Options)
+	read, so, err := in.Read(ctx, repo)
+	if err != nil {
+		return "", err
+	}
+	names, err := source.ListTags(ctx, read, so)
 	if err != nil {
 		return "", err
 	}
@@ -94,6 +93,9 @@ func (in *Installed) Target(ctx context.Context, version string, pre bool) (stri
 	return repo + ":" + matches[0].Name, nil
 }
 
+// PullSecrets are the package's spec.packagePullSecrets names.
+func PullSecrets(p *cluster.Package) []string { return pullSecrets(p) }
+
 // pullSecrets are the package's spec.packagePullSecrets names.
 func pullSecrets(p *cluster.Package) []string {
 	refs, _, _ := unstructured.NestedSlice(p.Object.Object, "spec", "packagePullSecrets")
@@ -108,14 +110,20 @@ func pullSecrets(p *cluster.Package) []string {
 	return out
 }
 
-// Pin resolves the tag of a reference to the digest it names now and
-// returns repository:tag@digest, which the package manager pulls by
-// digest; a reference with a digest already is returned as it is.
-func Pin(ctx context.Context, ref string, so source.Options) (string, error) {
+// Pin resolves the tag of a reference to the digest it names now (read
+// as the package manager would: through an ImageConfig's rewrite, whose
+// mirror serves the same content) and returns repository:tag@digest, which
+// the package manager pulls by digest; a reference with a digest already
+// is returned as it is.
+func Pin(ctx context.Context, reg *Registry, ref string, pullSecrets []string) (string, error) {
 	if cluster.RefDigest(ref) != "" {
 		return ref, nil
 	}
-	d, err := source.Digest(ctx, ref, so)
+	read, so, err := reg.Read(ctx, ref, pullSecrets)
+	if err != nil {
+		return "", err
+	}
+	d, err := source.Digest(ctx, read, so)
 	if err != nil {
 		return "", fmt.Errorf("pin %s: %w", ref, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
@@ -62,9 +61,9 @@ type Item struct {
 // its dependents allow and what its registry has.
 type Outdated struct {
 	Cluster *cluster.Cluster
-	Source  source.Options
-	// XPNamespace holds the packages' pull secrets.
-	XPNamespace string
+	// Registry reads the packages' repositories as the package manager
+	// does (ImageConfigs, pull secrets).
+	Registry *Registry
 	// Pre counts pre-releases for Wanted (a package running a pre-release
 	// counts them anyway).
 	Pre bool
@@ -163,7 +162,7 @@ func (o *Outdated) readRegistries(ctx context.Context, items []*Item) error {
 	sem := make(chan struct{}, cmp.Or(o.Parallel, 8))
 	var wg sync.WaitGroup
 	for i, repo := range repos {
-		so, err := o.options(ctx, byRepo[repo])
+		read, so, err := o.Registry.Read(ctx, repo, repoSecrets(byRepo[repo]))
 		if err != nil { // a pull secret that cannot be read marks its rows only
 			reads[i] = repoRead{err: err}
 			continue
@@ -173,7 +172,7 @@ func (o *Outdated) readRegistries(ctx context.Context, items []*Item) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			reads[i] = readRepository(ctx, repo, byRepo[repo], so)
+			reads[i] = readRepository(ctx, read, byRepo[repo], so)
 		}()
 	}
 	wg.Wait()
@@ -207,9 +206,8 @@ func (o *Outdated) readRegistries(ctx context.Context, items []*Item) error {
 	return nil
 }
 
-// options read a repository with the pull secrets of its packages.
-func (o *Outdated) options(ctx context.Context, items []*Item) (source.Options, error) {
-	so := o.Source
+// repoSecrets are the pull secrets of a repository's packages.
+func repoSecrets(items []*Item) []string {
 	var secrets []string
 	for _, it := range items {
 		for _, s := range pullSecrets(it.pkg) {
@@ -218,19 +216,11 @@ func (o *Outdated) options(ctx context.Context, items []*Item) (source.Options, 
 			}
 		}
 	}
-	if len(secrets) == 0 {
-		return so, nil
-	}
-	kc, err := o.Cluster.PullSecretKeychain(ctx, o.XPNamespace, secrets)
-	if err != nil {
-		return so, err
-	}
-	so.Keychain = authn.NewMultiKeychain(kc, cmp.Or[authn.Keychain](so.Keychain, authn.DefaultKeychain))
-	return so, nil
+	return secrets
 }
 
 // readRepository lists a repository's tags and resolves the tags its
-// packages run.
+// packages run; repo is where to read it (after an ImageConfig's rewrite).
 func readRepository(ctx context.Context, repo string, items []*Item, so source.Options) repoRead {
 	// One reader: the tag list and the HEAD share a connection and a
 	// registry token.

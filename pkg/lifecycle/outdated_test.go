@@ -15,7 +15,6 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -97,7 +96,7 @@ func TestOutdated(t *testing.T) {
 			map[string]any{"name": revName("provider-b", b10), "source": h + "/org/provider-b", "version": "v1.0.0"},
 		),
 	)
-	od := &Outdated{Cluster: c, XPNamespace: "crossplane-system"}
+	od := &Outdated{Cluster: c, Registry: &Registry{Cluster: c, XPNamespace: "crossplane-system"}}
 	items, _, err := od.Items(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +189,7 @@ func TestOutdatedRequests(t *testing.T) {
 	c, fake := fakeClusterDyn(t, us...)
 	fake.ClearActions()
 	reg.Reset()
-	items, _, err := (&Outdated{Cluster: c, Source: source.Options{}}).Items(context.Background(), "")
+	items, _, err := (&Outdated{Cluster: c, Registry: &Registry{Cluster: c}}).Items(context.Background(), "")
 	if err != nil || len(items) != 12 {
 		t.Fatalf("%d items, %v", len(items), err)
 	}
@@ -304,7 +303,7 @@ func TestUpgradeAll(t *testing.T) {
 	)
 	ua := &UpgradeAll{
 		Change:   &Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"},
-		Outdated: &Outdated{Cluster: c, XPNamespace: "crossplane-system"},
+		Outdated: &Outdated{Cluster: c, Registry: &Registry{Cluster: c, XPNamespace: "crossplane-system"}},
 	}
 	ctx := context.Background()
 	ps, err := ua.Plan(ctx)

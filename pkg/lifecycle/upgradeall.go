@@ -75,13 +75,13 @@ func (u *UpgradeAll) Plan(ctx context.Context) (*Plans, error) {
 		}
 	}
 	for _, it := range dependenciesFirst(moving, lock) {
-		in, err := ReadInstalled(ctx, u.Change.Cluster, it.pkg, u.Outdated.Source, u.Outdated.XPNamespace)
+		in, err := ReadInstalled(ctx, u.Outdated.Registry, it.pkg)
 		if err != nil {
 			return nil, err
 		}
 		target := it.repo + ":" + it.wantedTag
 		if u.Pin || it.Pinned {
-			if target, err = Pin(ctx, target, in.Options); err != nil {
+			if target, err = Pin(ctx, in.Registry, target, pullSecrets(it.pkg)); err != nil {
 				return nil, err
 			}
 		}
@@ -179,7 +179,7 @@ func (u *UpgradeAll) Apply(ctx context.Context, ps *Plans, o ApplyOptions, ev St
 			return out
 		}
 		if i > 0 && !o.DryRun {
-			in, err := ReadInstalled(ctx, u.Change.Cluster, s.Installed.Package, u.Outdated.Source, u.Outdated.XPNamespace)
+			in, err := ReadInstalled(ctx, u.Outdated.Registry, s.Installed.Package)
 			if err == nil {
 				s.Installed = in
 				s.Plan, err = u.Change.Plan(ctx, ActionUpgrade, in, s.Target)

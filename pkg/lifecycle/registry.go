@@ -1,0 +1,165 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+)
+
+// Registry reads packages on behalf of a cluster, the way its package
+// manager reads them: through the ImageConfig that rewrites the reference,
+// with the pull secret an ImageConfig supplies and the package's own
+// packagePullSecrets (both in Crossplane's namespace), then the user's
+// own credentials.
+type Registry struct {
+	Cluster     *cluster.Cluster
+	XPNamespace string
+	// Source are the user's options: registry, keychain, retries.
+	Source source.Options
+	// Configs are the cluster's ImageConfigs (nil: none apply).
+	Configs []imageconfig.Config
+	// OnResolve hears, once per reference, each resolution an ImageConfig
+	// took part in; OnWarn hears what could not be honoured (may be nil).
+	OnResolve func(imageconfig.Resolution)
+	OnWarn    func(string)
+
+	mu     sync.Mutex
+	said   map[string]bool
+	chains map[string]authn.Keychain // by the secrets' names, joined
+}
+
+// NewRegistry reads the cluster's ImageConfigs once (unless useConfigs is
+// false: --no-image-config).
+func NewRegistry(ctx context.Context, c *cluster.Cluster, xpNamespace string, so source.Options, useConfigs bool) (*Registry, error) {
+	r := &Registry{Cluster: c, XPNamespace: xpNamespace, Source: so}
+	if useConfigs && c != nil {
+		configs, err := c.ImageConfigs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.Configs = configs
+	}
+	return r, nil
+}
+
+// DirectRegistry reads as the user would, with no cluster: no ImageConfig,
+// no pull secret.
+func DirectRegistry(so source.Options) *Registry { return &Registry{Source: so} }
+
+// Read returns the reference to read for ref (a package reference or a
+// repository) and the options to read it with, for a package with the
+// given packagePullSecrets.
+func (r *Registry) Read(ctx context.Context, ref string, pullSecrets []string) (string, source.Options, error) {
+	res, err := imageconfig.Resolve(r.Configs, ref)
+	if err != nil {
+		return "", r.Source, err
+	}
+	r.tell(res)
+	so := r.Source
+	if len(pullSecrets) == 0 && res.PullSecret == "" || r.Cluster == nil {
+		return res.Resolved, so, nil
+	}
+	kc, err := r.keychain(ctx, pullSecrets, res.PullSecret)
+	if err != nil {
+		return "", so, err
+	}
+	base := so.Keychain
+	if base == nil {
+		base = authn.DefaultKeychain
+	}
+	so.Keychain = authn.NewMultiKeychain(kc, base)
+	return res.Resolved, so, nil
+}
+
+// keychain reads the secrets once per set. The package's own secrets
+// must be readable, as before; an ImageConfig's secret that cannot be
+// read (RBAC) is said, and reading goes on with the user's credentials.
+func (r *Registry) keychain(ctx context.Context, pkgSecrets []string, configSecret string) (authn.Keychain, error) {
+	key := strings.Join(pkgSecrets, ",") + "|" + configSecret
+	r.mu.Lock()
+	kc, ok := r.chains[key]
+	r.mu.Unlock()
+	if ok {
+		return kc, nil
+	}
+	var chains []authn.Keychain
+	if len(pkgSecrets) > 0 {
+		k, err := r.Cluster.PullSecretKeychain(ctx, r.XPNamespace, pkgSecrets)
+		if err != nil {
+			return nil, err
+		}
+		chains = append(chains, k)
+	}
+	if configSecret != "" && !slices.Contains(pkgSecrets, configSecret) {
+		k, err := r.Cluster.PullSecretKeychain(ctx, r.XPNamespace, []string{configSecret})
+		if err != nil {
+			r.warn(fmt.Sprintf("Warning: %v; reading with your own registry credentials", err))
+		} else {
+			chains = append(chains, k)
+		}
+	}
+	kc = authn.NewMultiKeychain(chains...)
+	r.mu.Lock()
+	if r.chains == nil {
+		r.chains = map[string]authn.Keychain{}
+	}
+	r.chains[key] = kc
+	r.mu.Unlock()
+	return kc, nil
+}
+
+func (r *Registry) tell(res imageconfig.Resolution) {
+	if r.OnResolve == nil || len(res.Applied) == 0 && res.Unverified == "" {
+		return
+	}
+	r.mu.Lock()
+	if r.said == nil {
+		r.said = map[string]bool{}
+	}
+	seen := r.said[res.Ref]
+	r.said[res.Ref] = true
+	r.mu.Unlock()
+	if !seen {
+		r.OnResolve(res)
+	}
+}
+
+func (r *Registry) warn(s string) {
+	r.mu.Lock()
+	if r.said == nil {
+		r.said = map[string]bool{}
+	}
+	seen := r.said["warn:"+s]
+	r.said["warn:"+s] = true
+	r.mu.Unlock()
+	if !seen && r.OnWarn != nil {
+		r.OnWarn(s)
+	}
+}
+
+// Describe says in one line how a resolution reads a reference, for
+// stderr: "Reading REF through ImageConfig NAME (as RESOLVED)".
+func Describe(res imageconfig.Resolution) string {
+	var parts []string
+	if n := res.Rewritten(); n != "" {
+		parts = append(parts, fmt.Sprintf("through ImageConfig %s (as %s)", n, res.Resolved))
+	}
+	for _, a := range res.Applied {
+		if a.Reason == imageconfig.ReasonPullSecret {
+			parts = append(parts, fmt.Sprintf("with the pull secret %s of ImageConfig %s", res.PullSecret, a.Name))
+		}
+	}
+	s := "Reading " + res.Ref + " " + strings.Join(parts, ", ")
+	if res.Unverified != "" {
+		s = strings.TrimSpace(s) + fmt.Sprintf("; ImageConfig %s has the package manager verify its signature, which this read does not do", res.Unverified)
+	}
+	return strings.TrimSpace(s)
+}
