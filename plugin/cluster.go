@@ -58,13 +58,12 @@ func readInstalled(ctx context.Context, r *Root, cf *ClusterFlags, arg string, s
 // ImageConfigs (unless --no-image-config) and pull secrets, saying on
 // stderr which ImageConfig applied to what.
 func clusterRegistry(ctx context.Context, r *Root, c *cluster.Cluster, xpNamespace string, sf *SourceFlags, so source.Options) (*lifecycle.Registry, error) {
-	reg, err := lifecycle.NewRegistry(ctx, c, xpNamespace, so, !sf.NoImageConfig)
+	errOut := r.IOStreams.ErrOut
+	reg, err := lifecycle.NewRegistry(ctx, c, xpNamespace, so, !sf.NoImageConfig, func(s string) { fmt.Fprintln(errOut, s) })
 	if err != nil {
 		return nil, err
 	}
-	errOut := r.IOStreams.ErrOut
 	reg.OnResolve = func(res imageconfig.Resolution) { fmt.Fprintln(errOut, lifecycle.Describe(res)) }
-	reg.OnWarn = func(s string) { fmt.Fprintln(errOut, s) }
 	return reg, nil
 }
 

@@ -34,6 +34,12 @@ func TestDescribeRequestsDoNotGrowWithRevisions(t *testing.T) {
 	l := newLifecycle(t)
 	ref, _ := pushSample(t, l.env, "provider-nop", "v0.4.0")
 	const name = "describe-nop"
+	// Revisions an earlier run against the same environment left behind
+	// (they have no owner for garbage collection to follow).
+	if err := l.dyn.Resource(revisionsGVR).DeleteCollection(context.Background(), metav1.DeleteOptions{},
+		metav1.ListOptions{LabelSelector: "pkg.crossplane.io/package=" + name}); err != nil {
+		t.Fatal(err)
+	}
 	l.mgr.Manage(name, pkgmanager.Behaviour{})
 	x := clitest.New(t).WithEnv(l.env)
 	t.Cleanup(func() { x.Run("uninstall", name) })

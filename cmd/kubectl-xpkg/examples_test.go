@@ -108,6 +108,9 @@ var exampleOutputs = map[string]string{
 	"kubectl xpkg outdated providers -o wide":                                            "{registry}/crossplane-contrib/provider-nop   sha256:9b9ba4e1e929173331ec85fd3151410e594d8903620e0297d910234e1d54c20b",
 	"kubectl xpkg upgrade function-patch-and-transform v0.10.8 --pin":                    "function/function-patch-and-transform upgraded from sha256:bfc07109d1d45ac6448e51d47060d20f30356ccc152ecec78c1b7721ebd05746 to v0.10.8",
 	"kubectl xpkg install crossplane-contrib/function-patch-and-transform:v0.10.8 --pin": "function.pkg.crossplane.io/crossplane-contrib-function-patch-and-transform created",
+	"kubectl xpkg inspect xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0":     "Version:      v0.4.0",
+	"kubectl xpkg inspect ./provider-nop.xpkg":                                           "Runtime:      the package image itself",
+	"kubectl xpkg inspect crossplane-contrib/provider-nop:v0.4.0 -o json":                `"kind": "Provider"`,
 	"kubectl xpkg outdated -o json":                                                      `"current": "v0.2.1"`,
 	"kubectl xpkg tree configuration-aws-network -o dot | dot -Tsvg > deps.svg":          "node {registry}/crossplane-contrib/provider-nop: {registry}/crossplane-contrib/provider-nop | v0.4.0",
 }

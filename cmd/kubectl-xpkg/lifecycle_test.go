@@ -217,8 +217,11 @@ func TestInstallRBACDenial(t *testing.T) {
 	l := newLifecycle(t)
 	ref, _ := pushSample(t, l.env, "provider-nop", "v0.4.0")
 	r := clitest.New(t).WithEnv(l.env).Run("install", "provider", ref, "rbac-nop", "--context", testenv.ContextUser).Fails(t, 1)
-	if strings.Count(r.Stderr, "\n") != 1 {
-		t.Errorf("want one line, got:\n%s", r.Stderr)
+	// The identity may not list ImageConfigs either: one warning line says
+	// so, then the error, in one line.
+	warning, errLine, _ := strings.Cut(r.Stderr, "\n")
+	if !strings.HasPrefix(warning, "Warning: you may not list ImageConfigs") || strings.Count(errLine, "\n") != 1 || !strings.HasPrefix(errLine, "error: ") {
+		t.Errorf("want a warning and a one-line error, got:\n%s", r.Stderr)
 	}
 	contains(t, "stderr", r.Stderr, `User "xpkg-dev" cannot get resource "providers" in API group "pkg.crossplane.io"`, "RBAC")
 }

@@ -35,6 +35,7 @@ func runJourney(s *session, l *lab, dir string) error {
 	j := &journey{s: s, c: c, host: l.host(), work: filepath.Join(dir, workSub), samples: "hack/testdata/packages"}
 	j.version()
 	j.validate()
+	j.inspect()
 	j.extractMeta()
 	j.extractDir()
 	j.diffRegistry()
@@ -67,6 +68,18 @@ func (j *journey) validate() {
 			r := j.s.xpkg(quick, "validate", j.real("provider-nop", "v0.4.0"), j.samples+"/configuration-aws-network/v0.23.0")
 			if v.exit(r, 0, "every package valid") {
 				v.says("stdout", r.stdout, "both packages reported valid", "provider-nop", "configuration-aws-network", "valid")
+			}
+		})
+}
+
+func (j *journey) inspect() {
+	j.s.step("inspect",
+		"One screen about a package, without writing its content: what it declares and holds, what runs it, and what its image says.",
+		func(v *verdict) {
+			r := j.s.xpkg(quick, "inspect", j.real("provider-nop", "v0.4.0"))
+			if v.exit(r, 0, "inspected") {
+				v.says("stdout", r.stdout, "the provider, its version, its one CRD, its runtime and its base layer",
+					"Kind:         Provider", "Version:      v0.4.0", "CustomResourceDefinition", "Runtime:", "Base layer:  sha256:")
 			}
 		})
 }

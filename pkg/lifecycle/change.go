@@ -92,7 +92,8 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 			p.add(*f)
 		}
 	}
-	if f := downgradeFinding(action, cluster.RefVersion(in.Image), cluster.RefVersion(target)); f != nil {
+	// Nothing to downgrade when nothing runs (no revision activated yet).
+	if f := downgradeFinding(action, refVersion(in.Image), refVersion(target)); f != nil && in.Running() != nil {
 		p.add(*f)
 	}
 	if pkg.ActivationPolicy == "Manual" && !c.Activate {
@@ -116,7 +117,7 @@ func (c *Change) planLock(ctx context.Context, p *Plan, new *xpkg.Package, targe
 	}
 	// The tag says the version, also when a digest pins it.
 	repo := cluster.RefRepository(target)
-	version := cmp.Or(cluster.RefTag(target), cluster.RefVersion(target))
+	version := refVersion(target)
 	pinned := cluster.RefDigest(target) != ""
 	if _, err := semver.NewVersion(version); err == nil {
 		p.add(dependentFindings(lock, pkgs, repo, version)...)
@@ -130,3 +131,7 @@ func (c *Change) planLock(ctx context.Context, p *Plan, new *xpkg.Package, targe
 	p.add(dependencyFindings(new.Meta, lock, pkgs, target)...)
 	return nil
 }
+
+// refVersion is the version a reference names: its tag, also when a digest
+// pins it, else its digest.
+func refVersion(ref string) string { return cmp.Or(cluster.RefTag(ref), cluster.RefVersion(ref)) }

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -17,8 +18,8 @@ type Installed struct {
 	Package *cluster.Package
 	// Revisions are the package's revisions, newest first.
 	Revisions []*cluster.Revision
-	// Image is the current revision's image (the package's reference
-	// when no revision is current yet).
+	// Image is the running revision's image, else the current
+	// revision's, else the package's reference.
 	Image string
 	// Registry reads the package's images as the package manager does.
 	Registry *Registry
@@ -33,10 +34,23 @@ func ReadInstalled(ctx context.Context, reg *Registry, p *cluster.Package) (*Ins
 		return nil, err
 	}
 	in.Revisions = revs
-	if r := in.Current(); r != nil && r.Image != "" {
+	if r := cmp.Or(in.Running(), in.Current()); r != nil && r.Image != "" {
 		in.Image = r.Image
 	}
 	return in, nil
+}
+
+// Running is the revision that runs: the active one, or nil. Under Manual
+// activation the package manager makes a new, inactive revision current
+// (status.currentRevision) while the active one still runs, and a package
+// whose first revision was never activated runs nothing.
+func (in *Installed) Running() *cluster.Revision {
+	for _, r := range in.Revisions {
+		if r.DesiredState == "Active" {
+			return r
+		}
+	}
+	return nil
 }
 
 // Read returns what to read for a reference of the package (or its

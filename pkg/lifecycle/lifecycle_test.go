@@ -306,3 +306,24 @@ func TestWriteTextAndRefusal(t *testing.T) {
 		t.Errorf("refusal: %s", err)
 	}
 }
+
+// TestRunningUnderManualActivation: Crossplane makes a new revision
+// current before it is activated; what runs is the active one.
+func TestRunningUnderManualActivation(t *testing.T) {
+	c := fakeCluster(t,
+		provider("p", provRepo+":v1.1.0", "p-new"),
+		revision("p", "p-old", provRepo+":v1.0.0", 1, "Active"),
+		revision("p", "p-new", provRepo+":v1.1.0", 2, "Inactive"),
+	)
+	p, err := c.Lookup(context.Background(), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := ReadInstalled(context.Background(), &Registry{Cluster: c}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Image != provRepo+":v1.0.0" || in.Current().Name != "p-new" {
+		t.Errorf("runs %s (current %s)", in.Image, in.Current().Name)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
@@ -37,12 +38,16 @@ type Registry struct {
 }
 
 // NewRegistry reads the cluster's ImageConfigs once (unless useConfigs is
-// false: --no-image-config).
-func NewRegistry(ctx context.Context, c *cluster.Cluster, xpNamespace string, so source.Options, useConfigs bool) (*Registry, error) {
-	r := &Registry{Cluster: c, XPNamespace: xpNamespace, Source: so}
+// false: --no-image-config). An identity that may not list them reads
+// packages as written, and warn says so.
+func NewRegistry(ctx context.Context, c *cluster.Cluster, xpNamespace string, so source.Options, useConfigs bool, warn func(string)) (*Registry, error) {
+	r := &Registry{Cluster: c, XPNamespace: xpNamespace, Source: so, OnWarn: warn}
 	if useConfigs && c != nil {
 		configs, err := c.ImageConfigs(ctx)
-		if err != nil {
+		switch {
+		case apierrors.IsForbidden(err):
+			r.warn("Warning: you may not list ImageConfigs, so packages are read as written, not as Crossplane's package manager reads them (pass --no-image-config to say so)")
+		case err != nil:
 			return nil, err
 		}
 		r.Configs = configs

@@ -48,12 +48,12 @@ func TestRegistryReadsThroughImageConfigs(t *testing.T) {
 		pullSecret("corp-pull", "registry.corp:5000", "robot", "s3cret"),
 	)
 	var said []string
-	reg, err := NewRegistry(context.Background(), c, "crossplane-system", source.Options{Keychain: authn.NewMultiKeychain()}, true)
+	reg, err := NewRegistry(context.Background(), c, "crossplane-system", source.Options{Keychain: authn.NewMultiKeychain()}, true,
+		func(s string) { said = append(said, s) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg.OnResolve = func(r imageconfig.Resolution) { said = append(said, Describe(r)) }
-	reg.OnWarn = func(s string) { said = append(said, s) }
 	for range 2 {
 		ref, so, err := reg.Read(context.Background(), "mirror.invalid/org/p:v1", nil)
 		if err != nil {
@@ -88,7 +88,7 @@ func TestRegistryReadsThroughImageConfigs(t *testing.T) {
 	}
 
 	// --no-image-config: as written.
-	off, err := NewRegistry(context.Background(), c, "crossplane-system", source.Options{}, false)
+	off, err := NewRegistry(context.Background(), c, "crossplane-system", source.Options{}, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,5 +77,8 @@ func openLayout(dir string, o Options) (*Package, error) {
 		return nil, err
 	}
 	info.Notes = append(info.Notes, note)
+	if im, err := idx.IndexManifest(); err == nil && len(im.Manifests) > 1 {
+		info.Image = indexInfo(idx) // a layout's own index.json is no image index
+	}
 	return openImage(img, info, o, true)
 }

@@ -23,12 +23,22 @@ func openImage(img v1.Image, info Info, o Options, verifyBlobs bool) (*Package, 
 		return nil, err
 	}
 	info.Rule = choice.rule
+	describeImage(img, &info, o.Inspect)
 	var opened *openedLayer
 	layerWhat := "the flattened filesystem of " + what
 	if choice.layer != nil {
 		d, _ := choice.layer.Digest()
 		info.Layer = d.String()
 		layerWhat = "layer " + d.String() + " of " + what
+		info.Image.Base = &LayerInfo{Digest: d.String()}
+		if o.Inspect { // the diff ID is in the config: one more request
+			if id, err := choice.layer.DiffID(); err == nil {
+				info.Image.Base.DiffID = id.String()
+			}
+		}
+		if n, err := choice.layer.Size(); err == nil {
+			info.Image.Base.Size = n
+		}
 	}
 	switch {
 	case choice.layer == nil:
@@ -41,6 +51,9 @@ func openImage(img v1.Image, info Info, o Options, verifyBlobs bool) (*Package, 
 	}
 	if err != nil {
 		return nil, err
+	}
+	if b := info.Image.Base; b != nil {
+		opened.tar = &countingReader{r: opened.tar, n: &b.Uncompressed}
 	}
 	p, err := readLayer(opened, info, layerWhat)
 	if err != nil {
@@ -77,4 +90,58 @@ func seen(names []string) string {
 		return "none: the layer is empty"
 	}
 	return strings.Join(names, ", ")
+}
+
+// describeImage records what the image's manifest says (an index the
+// caller chose it from is recorded already), and with config what its
+// config says (one more request to a registry).
+func describeImage(img v1.Image, info *Info, config bool) {
+	if info.Image == nil {
+		info.Image = &ImageInfo{}
+	}
+	ii := info.Image
+	ii.Manifest = info.Digest
+	if mt, err := img.MediaType(); err == nil {
+		ii.MediaType = string(mt)
+	}
+	if m, err := img.Manifest(); err == nil {
+		ii.Config = m.Config.Digest.String()
+		ii.Layers = len(m.Layers)
+	}
+	if !config {
+		return
+	}
+	if cf, err := img.ConfigFile(); err == nil {
+		ii.Entrypoint, ii.Cmd = cf.Config.Entrypoint, cf.Config.Cmd
+	}
+}
+
+// indexInfo records the index an image is chosen from.
+func indexInfo(idx v1.ImageIndex) *ImageInfo {
+	ii := &ImageInfo{}
+	if d, err := idx.Digest(); err == nil {
+		ii.Index = d.String()
+	}
+	if im, err := idx.IndexManifest(); err == nil {
+		for _, d := range im.Manifests {
+			if d.Platform != nil {
+				ii.Platforms = append(ii.Platforms, d.Platform.String())
+			} else {
+				ii.Platforms = append(ii.Platforms, "no platform")
+			}
+		}
+	}
+	return ii
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
 }

@@ -90,6 +90,7 @@ func openRemote(ctx context.Context, arg string, o Options) (*Package, error) {
 		return nil, err
 	}
 	info.Notes = append(info.Notes, note)
+	info.Image = indexInfo(idx)
 	return openImage(img, info, o, true)
 }
 

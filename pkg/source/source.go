@@ -57,6 +57,8 @@ type Options struct {
 	// Progress, when set, receives a progress line for large downloads
 	// (pass a terminal's stderr).
 	Progress io.Writer
+	// Inspect reads the image config too (its entrypoint), for inspect.
+	Inspect bool
 	// Retry bounds the retries of transient registry faults: the zero
 	// Retry means DefaultRetry; otherwise a zero MaxTime or Stall takes
 	// the default's, and Attempts 0 means no retries.
@@ -110,6 +112,38 @@ type Info struct {
 	Format string `json:"format"`
 	// Notes record the other rules met (index selection and the like).
 	Notes []string `json:"notes,omitempty"`
+	// Image describes the image the package came from (nil for a
+	// package directory).
+	Image *ImageInfo `json:"image,omitempty"`
+}
+
+// ImageInfo is what an image's manifests and config say, without its
+// content.
+type ImageInfo struct {
+	// Index is the digest of the image index the image was chosen from,
+	// and Platforms the platforms it lists.
+	Index     string   `json:"index,omitempty"`
+	Platforms []string `json:"platforms,omitempty"`
+	// Manifest, MediaType and Config describe the image read.
+	Manifest  string `json:"manifest"`
+	MediaType string `json:"mediaType,omitempty"`
+	Config    string `json:"config,omitempty"`
+	// Layers is how many layers the image has; Base the one read.
+	Layers int        `json:"layers"`
+	Base   *LayerInfo `json:"base,omitempty"`
+	// Entrypoint and Cmd are the image config's: a package with an
+	// embedded runtime (its controller in the package image) has them.
+	Entrypoint []string `json:"entrypoint,omitempty"`
+	Cmd        []string `json:"cmd,omitempty"`
+}
+
+// LayerInfo is the base layer: its digests and sizes. Uncompressed is
+// counted while the layer is read, and known once the package is closed.
+type LayerInfo struct {
+	Digest       string `json:"digest"`
+	DiffID       string `json:"diffID,omitempty"`
+	Size         int64  `json:"size"`
+	Uncompressed int64  `json:"uncompressedSize"`
 }
 
 // Package is an opened package. Read its Stream (or Legacy tree), then Close

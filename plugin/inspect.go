@@ -1,0 +1,195 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/inspect"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+)
+
+var inspectExample = `  # One screen about a package in a registry: what it declares, holds and runs
+  kubectl xpkg inspect xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0
+
+  # A local .xpkg, an OCI layout or a package directory
+  kubectl xpkg inspect ./provider-nop.xpkg
+
+  # For a script
+  kubectl xpkg inspect crossplane-contrib/provider-nop:v0.4.0 -o json`
+
+// InspectOptions holds the flags and state of `kubectl xpkg inspect`.
+type InspectOptions struct {
+	Output string
+	Source SourceFlags
+	reads  localReads
+
+	source string
+	root   *Root
+}
+
+// NewCmdInspect builds `kubectl xpkg inspect`.
+func NewCmdInspect(root *Root) *cobra.Command {
+	o := &InspectOptions{root: root}
+	cmd := &cobra.Command{
+		Use:   "inspect SOURCE",
+		Short: "Sum a package up on one screen without writing its content: meta, objects, runtime, image",
+		Long: `Inspect reads a package from any source extract takes (a registry reference, an image
+tarball, an OCI layout or a package directory) and prints, without writing its content:
+its kind, name and version, the Crossplane versions it needs, its dependencies with their
+constraints, its capabilities and meta.crossplane.io annotations, how many objects of
+each kind it holds, what runs it (a controller image its meta object names, or the
+package image itself, with its entrypoint), and what its image says: the index and its
+platforms, the manifest and config digests, the layers, and the base layer's compressed
+and uncompressed size. From a registry it reads the manifests, the config and the base
+layer only. --context or --kubeconfig reads the reference as that cluster's package
+manager would (its ImageConfigs).`,
+		Example: inspectExample,
+		GroupID: groupLocal,
+		Args:    exactArgs(1, "SOURCE"),
+		RunE:    runOptions(root, o),
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: text).")
+	completeOutput(cmd, "json", "yaml")
+	o.Source.AddFlags(f)
+	o.reads.addFlags(f)
+	return cmd
+}
+
+// Complete keeps the argument.
+func (o *InspectOptions) Complete(root *Root, cmd *cobra.Command, args []string) error {
+	o.root, o.source, o.reads.cmd = root, args[0], cmd
+	return nil
+}
+
+// Validate checks the flags.
+func (o *InspectOptions) Validate() error { return printers.CheckFormat(o.Output) }
+
+// Run reads and prints.
+func (o *InspectOptions) Run(ctx context.Context) error {
+	so, limits, err := o.Source.Options()
+	if err != nil {
+		return err
+	}
+	so.Inspect = true
+	ref, so, err := o.reads.read(ctx, o.root, &o.Source, so, o.source)
+	if err != nil {
+		return err
+	}
+	p, err := openPackage(ctx, o.root, ref, so)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	r, err := inspect.Read(p, limits)
+	if err != nil {
+		return err
+	}
+	r.Source = o.source
+	if o.Output != "" {
+		return printers.PrintObject(o.root.IOStreams.Out, o.Output, r)
+	}
+	return writeInspect(o.root.IOStreams.Out, r)
+}
+
+func writeInspect(w io.Writer, r *inspect.Report) error {
+	var b strings.Builder
+	line := func(k, v string) { fmt.Fprintf(&b, "%-14s%s\n", k+":", v) }
+	line("Source", fmt.Sprintf("%s (%s)", r.Source, r.Type))
+	line("Kind", fmt.Sprintf("%s (%s)", r.Kind, r.APIVersion))
+	line("Name", r.Name)
+	line("Version", orNone(r.Version))
+	line("Crossplane", orNone(r.Crossplane))
+	if len(r.DependsOn) == 0 {
+		line("Depends on", "<none>")
+	} else {
+		b.WriteString("Depends on:\n")
+		t := printers.NewTable("PACKAGE", "KIND", "VERSION")
+		for _, d := range r.DependsOn {
+			t.Row(d.Package, orNone(d.Kind), orNone(d.Version))
+		}
+		indent(&b, t)
+	}
+	line("Capabilities", orNone(strings.Join(r.Capabilities, ", ")))
+	if len(r.Annotations) == 0 {
+		line("Annotations", "<none>")
+	} else {
+		b.WriteString("Annotations:\n")
+		keys := make([]string, 0, len(r.Annotations))
+		for k := range r.Annotations {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "  %s: %s\n", k, firstLine(r.Annotations[k]))
+		}
+	}
+	total := 0
+	for _, k := range r.Objects {
+		total += k.Count
+	}
+	line("Objects", fmt.Sprint(total))
+	if total > 0 {
+		t := printers.NewTable("KIND", "API VERSION", "COUNT")
+		for _, k := range r.Objects {
+			t.Row(k.Kind, k.APIVersion, fmt.Sprint(k.Count))
+		}
+		indent(&b, t)
+	}
+	switch r.Runtime.Kind {
+	case inspect.RuntimeController:
+		line("Runtime", "controller image "+r.Runtime.Image)
+	case inspect.RuntimeEmbedded:
+		what := "the package image itself"
+		if len(r.Runtime.Entrypoint) > 0 {
+			what += " (entrypoint " + strings.Join(r.Runtime.Entrypoint, " ") + ")"
+		} else if r.Image != nil {
+			what += " (it has no entrypoint)"
+		} else {
+			what += " (to be built from this source)"
+		}
+		line("Runtime", what)
+	default:
+		line("Runtime", "<none>")
+	}
+	line("Format", r.Format)
+	if im := r.Image; im != nil {
+		b.WriteString("Image:\n")
+		if im.Index != "" {
+			fmt.Fprintf(&b, "  Index:       %s (%s)\n", im.Index, strings.Join(im.Platforms, ", "))
+		}
+		fmt.Fprintf(&b, "  Manifest:    %s\n", im.Manifest)
+		if im.Config != "" {
+			fmt.Fprintf(&b, "  Config:      %s\n", im.Config)
+		}
+		fmt.Fprintf(&b, "  Layers:      %d\n", im.Layers)
+		if l := im.Base; l != nil {
+			fmt.Fprintf(&b, "  Base layer:  %s (%s compressed, %s uncompressed)\n", l.Digest, size(l.Size), size(l.Uncompressed))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// size prints bytes the way kubectl prints quantities: 12Ki, 3Mi.
+func size(n int64) string {
+	return resource.NewQuantity(n, resource.BinarySI).String()
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	first, _, more := strings.Cut(s, "\n")
+	if len(first) > 100 {
+		first, more = first[:100], true
+	}
+	if more {
+		first += " …"
+	}
+	return first
+}
