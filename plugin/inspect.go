@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/inspect"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
@@ -150,7 +149,7 @@ func writeInspect(w io.Writer, r *inspect.Report) error {
 		if len(r.Runtime.Entrypoint) > 0 {
 			what += " (entrypoint " + strings.Join(r.Runtime.Entrypoint, " ") + ")"
 		} else if r.Image != nil {
-			what += " (it has no entrypoint)"
+			what += " (it has no entrypoint: no runtime is embedded)"
 		} else {
 			what += " (to be built from this source)"
 		}
@@ -177,9 +176,18 @@ func writeInspect(w io.Writer, r *inspect.Report) error {
 	return err
 }
 
-// size prints bytes the way kubectl prints quantities: 12Ki, 3Mi.
+// size prints a byte count for people: 4706 B, 20.0 KiB, 3.1 MiB.
 func size(n int64) string {
-	return resource.NewQuantity(n, resource.BinarySI).String()
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 func firstLine(s string) string {
