@@ -51,9 +51,6 @@ func TestInspectEverySample(t *testing.T) {
 	}
 	x := clitest.New(t).WithEnv(env)
 	for _, s := range samples {
-		if s.Set != "packages" {
-			continue // the e2e samples name a registry that is not there
-		}
 		// What the package holds, from extract.
 		var list struct {
 			Items []struct {
