@@ -38,7 +38,8 @@ v1.0.0, v1.1.0 and v2.0.0; every package runs v1.0.0, and each configuration
 depends on one provider at ` + "`>=v1.0.0 <v2.0.0`" + ` in the Lock, so that provider's
 WANTED is v1.1.0. The package objects, their status and the Lock are written
 as the package manager would; no package manager runs. **API requests** are
-counted from the ` + "`-v=6`" + ` log (warm discovery cache). **Registry requests** are
+counted from the ` + "`-v=6`" + ` log (warm discovery cache): one LIST per package
+kind, the Lock and the ImageConfigs. **Registry requests** are
 counted by a reverse proxy on 127.0.0.1 in front of the registry, through
 which the packages' references point. **Time** is the wall time, taking
 turns with ` + "`kubectl-xpkg get`" + ` (the same package LISTs, no registry): the
