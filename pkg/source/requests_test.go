@@ -48,6 +48,35 @@ func TestAnnotatedBaseLayerCostsTwoRequests(t *testing.T) {
 	if !slices.Equal(reg.requests(), want) {
 		t.Errorf("requests through an index:\n%s\nwant:\n%s", strings.Join(reg.requests(), "\n"), strings.Join(want, "\n"))
 	}
+
+	// inspect reads the config too (the entrypoint, the diff IDs), and
+	// still not the other layer; the index's platforms and the base
+	// layer's sizes are reported.
+	o := testOptions()
+	o.Inspect = true
+	reg.reset()
+	p, _, err := readAll(t, idxRef, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"GET /v2/counted/provider/manifests/multi", "GET /v2/counted/provider/manifests/" + d.String(),
+		"GET /v2/counted/provider/blobs/" + m.Config.Digest.String(), "GET /v2/counted/provider/blobs/" + base}
+	if got := reg.requests(); !sameElements(got, want) {
+		t.Errorf("requests of inspect:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	ii := p.Image
+	if ii == nil || ii.Index == "" || strings.Join(ii.Platforms, ",") != "linux/arm64,linux/amd64" || ii.Layers != 2 ||
+		ii.Base == nil || ii.Base.Digest != base || ii.Base.Size != m.Layers[0].Size || ii.Base.Uncompressed <= int64(len(s)) || ii.Base.DiffID == "" {
+		t.Errorf("image info %+v (base %+v)", ii, ii.Base)
+	}
+}
+
+// sameElements compares two lists as multisets.
+func sameElements(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
 
 // TestTarballUsesConfigLabel: an image tarball keeps no manifest
