@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -22,6 +23,16 @@ func FuzzReferenceNames(f *testing.F) {
 		if l := DNSLabel(ref); l != "" && len(validation.IsDNS1123Label(l)) > 0 {
 			t.Fatalf("DNSLabel(%q) = %q: %v", ref, l, validation.IsDNS1123Label(l))
 		}
+		// Pinning keeps the tag and adds the digest, whatever pinned it before.
+		if _, err := name.ParseReference(ref, name.WeakValidation); err == nil {
+			const d = "sha256:66fa8fa653e9ea674be5a1c61d83e51bcd794c8b897286a7e9487ea4e0211f17"
+			pinned := Pin(ref, d)
+			if _, err := name.ParseReference(pinned, name.WeakValidation); err == nil &&
+				(RefDigest(pinned) != d || RefTag(pinned) != RefTag(ref) || RefRepository(pinned) != RefRepository(ref)) {
+				t.Fatalf("Pin(%q) = %q: digest %q, tag %q (was %q), repository %q (was %q)",
+					ref, pinned, RefDigest(pinned), RefTag(pinned), RefTag(ref), RefRepository(pinned), RefRepository(ref))
+			}
+		}
 		repo, version := RefRepository(ref), RefVersion(ref)
 		if version == "" {
 			return
@@ -29,6 +40,12 @@ func FuzzReferenceNames(f *testing.F) {
 		sep := ":"
 		if strings.HasPrefix(version, "sha256:") {
 			sep = "@"
+		}
+		// go-containerregistry caps a repository at 255 characters, counted
+		// as written: a 255-character Docker Hub name parses alone, but not
+		// again with the library/ it gained. Such a name has no round trip.
+		if _, err := name.ParseReference(repo+sep+version, name.WeakValidation); err != nil {
+			return
 		}
 		if again := RefRepository(repo + sep + version); again != repo {
 			t.Fatalf("%q: repository %q, but %q gives %q", ref, repo, repo+sep+version, again)
