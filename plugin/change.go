@@ -103,10 +103,20 @@ func (f *PlanFlags) gate(r *Root, p *lifecycle.Plan) (proceed bool, err error) {
 // (rolled back or not) 124, else 1.
 func changeError(ctx context.Context, err error) error {
 	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		return fmt.Errorf("interrupted: %w; the change made so far stays (kubectl xpkg describe shows where it stands)", err)
+		return &stoppedError{err: err}
 	}
 	return waitError(err)
 }
+
+// stoppedError is a change an interruption stopped: what was applied
+// stays, and nothing is rolled back.
+type stoppedError struct{ err error }
+
+func (e *stoppedError) Error() string {
+	return "stopped; the change made so far stays, and what the package manager was doing goes on (kubectl xpkg describe shows where it stands)"
+}
+
+func (e *stoppedError) Unwrap() error { return e.err }
 
 // newChange is the use case of upgrade and rollback, saying on stderr what
 // each package read found.

@@ -115,9 +115,9 @@ func (o *ExtractOptions) Run(ctx context.Context) error {
 	opts := extract.Options{Only: o.Only, JSON: o.json, Gzip: o.Gzip, Limits: limits}
 	switch {
 	case o.dir != "":
-		return o.writeDir(p, opts)
+		return o.writeDir(ctx, p, opts)
 	case o.file != "":
-		return o.writeFile(p, opts)
+		return o.writeFile(ctx, p, opts)
 	}
 	if err := o.write(p, opts); err != nil {
 		return p.Cause(err)
@@ -133,7 +133,7 @@ func (o *ExtractOptions) write(p *source.Package, opts extract.Options) error {
 	return extract.Write(o.root.IOStreams.Out, content, opts)
 }
 
-func (o *ExtractOptions) writeFile(p *source.Package, opts extract.Options) error {
+func (o *ExtractOptions) writeFile(ctx context.Context, p *source.Package, opts extract.Options) error {
 	f, err := extract.CreateFile(o.file)
 	if err != nil {
 		return err
@@ -149,6 +149,9 @@ func (o *ExtractOptions) writeFile(p *source.Package, opts extract.Options) erro
 	if err := p.Close(); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil { // interrupted: nothing is put in place
+		return err
+	}
 	if err := f.Commit(); err != nil {
 		return err
 	}
@@ -156,7 +159,7 @@ func (o *ExtractOptions) writeFile(p *source.Package, opts extract.Options) erro
 	return nil
 }
 
-func (o *ExtractOptions) writeDir(p *source.Package, opts extract.Options) error {
+func (o *ExtractOptions) writeDir(ctx context.Context, p *source.Package, opts extract.Options) error {
 	d, err := extract.CreateDir(o.dir)
 	if err != nil {
 		return err
@@ -171,6 +174,9 @@ func (o *ExtractOptions) writeDir(p *source.Package, opts extract.Options) error
 		return p.Cause(fmt.Errorf("extract %s: %w", o.source, err))
 	}
 	if err := p.Close(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil { // interrupted: nothing is put in place
 		return err
 	}
 	if err := d.Commit(); err != nil {

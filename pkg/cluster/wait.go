@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,7 +81,8 @@ func (w *watcher) run(ctx context.Context, check func() (bool, error)) error {
 	}()
 	for _, ok := range w.factory.WaitForCacheSync(ictx.Done()) {
 		if !ok {
-			return context.DeadlineExceeded
+			// The context ended first: its deadline, or an interruption.
+			return cmp.Or(ctx.Err(), context.DeadlineExceeded)
 		}
 	}
 	for {

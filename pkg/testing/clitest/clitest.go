@@ -170,6 +170,10 @@ func (x *Test) prepare(bin string, args []string) *Running {
 	return r
 }
 
+// Signal sends sig to the running command, as a terminal's Ctrl-C
+// (os.Interrupt) or a process manager (SIGTERM) would.
+func (r *Running) Signal(sig os.Signal) error { return r.cmd.Process.Signal(sig) }
+
 // Wait waits for the command to end.
 func (r *Running) Wait() *Result {
 	r.t.Helper()
