@@ -37,7 +37,7 @@ func (f *File) Commit() error {
 		os.Remove(f.Name())
 		return fmt.Errorf("write %s: %w", f.target, err)
 	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
+	if err := os.Chmod(f.Name(), creationMode(0o666)); err != nil {
 		os.Remove(f.Name())
 		return err
 	}
@@ -75,7 +75,7 @@ func CreateDir(dir string) (*Dir, error) {
 	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("output directory %s: %w", dir, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o777); err != nil {
 		return nil, err
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-*")
@@ -91,7 +91,7 @@ func (d *Dir) Path(name string) string { return filepath.Join(d.tmp, name) }
 // Commit puts the directory in place.
 func (d *Dir) Commit() error {
 	d.done = true
-	if err := os.Chmod(d.tmp, 0o755); err != nil {
+	if err := os.Chmod(d.tmp, creationMode(0o777)); err != nil {
 		os.RemoveAll(d.tmp)
 		return err
 	}

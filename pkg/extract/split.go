@@ -20,7 +20,7 @@ func Split(d *Dir, r io.Reader, o Options) ([]string, error) {
 	err := eachObject(r, o, func(obj *xpkg.Object) error {
 		name := fileName(obj, used)
 		names = append(names, name)
-		if err := os.WriteFile(d.Path(name), obj.Raw, 0o644); err != nil {
+		if err := os.WriteFile(d.Path(name), obj.Raw, 0o666); err != nil {
 			return fmt.Errorf("write %s: %w", name, err)
 		}
 		return nil
