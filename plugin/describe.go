@@ -74,8 +74,9 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	if o.Output != "" {
 		return printers.PrintObject(o.root.IOStreams.Out, o.Output, d)
 	}
-	writeDescription(o.root.IOStreams.Out, d)
-	return nil
+	w := &printers.ErrWriter{W: o.root.IOStreams.Out}
+	writeDescription(w, d)
+	return w.Err
 }
 
 func writeDescription(w io.Writer, d *cluster.Description) {

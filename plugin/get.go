@@ -12,6 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
@@ -92,6 +93,9 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		}
 	}
 	o.names = args
+	if len(o.names) > 0 && o.Selector != "" {
+		return &exit.UsageError{Err: fmt.Errorf("name cannot be provided when a selector is specified"), Hint: "See 'kubectl xpkg get --help' for usage."}
+	}
 	pkgs, err := o.fetch(ctx, c)
 	if err != nil {
 		return err
@@ -100,10 +104,11 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	case o.Output == "" || o.Output == printers.FormatWide:
 		return o.table(pkgs)
 	case o.Output == printers.FormatName:
+		w := &printers.ErrWriter{W: o.root.IOStreams.Out}
 		for _, p := range pkgs {
-			fmt.Fprintf(o.root.IOStreams.Out, "%s.%s/%s\n", strings.ToLower(p.Kind), p.Object.GroupVersionKind().Group, p.Name)
+			fmt.Fprintf(w, "%s.%s/%s\n", strings.ToLower(p.Kind), p.Object.GroupVersionKind().Group, p.Name)
 		}
-		return nil
+		return w.Err
 	}
 	return o.document(pkgs)
 }

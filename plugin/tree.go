@@ -77,11 +77,9 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	out := o.root.IOStreams.Out
 	switch o.Output {
 	case "dot":
-		deptree.WriteDot(out, roots)
+		return deptree.WriteDot(out, roots)
 	case "":
-		deptree.WriteText(out, roots)
-	default:
-		return printers.PrintObject(out, o.Output, roots)
+		return deptree.WriteText(out, roots)
 	}
-	return nil
+	return printers.PrintObject(out, o.Output, roots)
 }

@@ -90,7 +90,7 @@ func (o *ValidateOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	out := o.root.IOStreams.Out
+	out := &printers.ErrWriter{W: o.root.IOStreams.Out}
 	var results []validate.Result
 	for _, src := range o.sources {
 		ref, rso, err := o.reads.read(ctx, o.root, &o.Source, so, src)
@@ -110,6 +110,9 @@ func (o *ValidateOptions) Run(ctx context.Context) error {
 		}
 	} else {
 		fmt.Fprintln(out, s)
+	}
+	if out.Err != nil {
+		return out.Err
 	}
 	switch {
 	case s.Unreadable > 0:

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
 // Node is a package in the dependency tree.
@@ -88,11 +90,13 @@ func node(repo, constraint string, lock map[string]cluster.LockPackage, pkgs []*
 }
 
 // WriteText prints the tree with box-drawing branches.
-func WriteText(w io.Writer, roots []*Node) {
+func WriteText(out io.Writer, roots []*Node) error {
+	w := &printers.ErrWriter{W: out}
 	for _, r := range roots {
 		fmt.Fprintln(w, r.label())
 		writeChildren(w, r.Children, "")
 	}
+	return w.Err
 }
 
 func writeChildren(w io.Writer, nodes []*Node, prefix string) {
@@ -130,7 +134,8 @@ func (n *Node) label() string {
 }
 
 // WriteDot prints the tree as a Graphviz digraph.
-func WriteDot(w io.Writer, roots []*Node) {
+func WriteDot(out io.Writer, roots []*Node) error {
+	w := &printers.ErrWriter{W: out}
 	fmt.Fprintln(w, "digraph packages {\n  rankdir=LR;\n  node [shape=box];")
 	seen := map[string]bool{}
 	var walk func(n *Node)
@@ -156,6 +161,7 @@ func WriteDot(w io.Writer, roots []*Node) {
 		walk(r)
 	}
 	fmt.Fprintln(w, "}")
+	return w.Err
 }
 
 // dotString quotes s as a DOT ID, where \" is the only escape (Go's %q

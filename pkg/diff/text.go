@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
 // TextOptions shape the human report.
@@ -35,12 +37,16 @@ func (p painter) paint(color, s string) string {
 
 // WriteText writes the human report: the two packages, the summary, then
 // every change by object, with unified diffs where there are some.
-func WriteText(w io.Writer, r *Report, o TextOptions) error {
+func WriteText(out io.Writer, r *Report, o TextOptions) error {
+	w := &printers.ErrWriter{W: out}
 	p := painter(o.Color)
 	fmt.Fprintf(w, "%s %s\n%s %s\n", p.paint(red, "---"), sideLine(r.Old), p.paint(green, "+++"), sideLine(r.New))
 	fmt.Fprintln(w, p.paint(bold, r.Summary.String()))
 	if o.Stat {
-		return writeStat(w, r, p)
+		if err := writeStat(w, r, p); err != nil {
+			return err
+		}
+		return w.Err
 	}
 	if len(r.Package) > 0 {
 		fmt.Fprintf(w, "\n%s\n", p.paint(bold, "Package "+strings.TrimSpace(r.New.Kind+" "+r.New.Name)))
@@ -57,7 +63,7 @@ func WriteText(w io.Writer, r *Report, o TextOptions) error {
 			writeUnified(w, obj.Diff, p)
 		}
 	}
-	return nil
+	return w.Err
 }
 
 func sideLine(s Side) string {

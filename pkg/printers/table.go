@@ -130,3 +130,22 @@ func PrintObject(w io.Writer, format string, v any) error {
 		return fmt.Errorf("unknown output format %q: use json or yaml", format)
 	}
 }
+
+// ErrWriter passes writes on to W and remembers the first that failed;
+// later writes fail at once. A report written with many Fprintf calls
+// then fails as a whole: a full disk is an error, not a short report.
+type ErrWriter struct {
+	W   io.Writer
+	Err error
+}
+
+func (e *ErrWriter) Write(p []byte) (int, error) {
+	if e.Err != nil {
+		return 0, e.Err
+	}
+	n, err := e.W.Write(p)
+	if err != nil {
+		e.Err = err
+	}
+	return n, err
+}
