@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -180,6 +181,9 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := o.waitable(p); err != nil {
+		return err
+	}
 	change := newChange(o.root, c, o.XPNamespace, o.Activate, xpkg.DefaultLimits)
 	if o.Activate && o.version == "" {
 		// Nothing to change: activate the revision the package has.
@@ -212,6 +216,17 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 		return nil
 	}
 	return runChange(ctx, o.root, &o.Plan, change, lifecycle.ActionUpgrade, in, target, lifecycle.ApplyOptions{Wait: o.Wait.d, Atomic: o.Atomic})
+}
+
+// waitable refuses --wait for a package with Manual activation without
+// --activate: its new revision waits to be activated, so the wait could
+// only time out.
+func (o *UpgradeOptions) waitable(p *cluster.Package) error {
+	if o.Wait.d == 0 || o.Activate || p.ActivationPolicy != "Manual" {
+		return nil
+	}
+	return &exit.UsageError{Err: fmt.Errorf("%s activates revisions by hand: with --wait, pass --activate too (or upgrade without --wait and activate later)", lifecycle.KindName(p)),
+		Hint: "See 'kubectl xpkg upgrade --help' for usage."}
 }
 
 // runChange plans a change of an installed package to target, gates it on

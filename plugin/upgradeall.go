@@ -35,6 +35,11 @@ func (o *UpgradeOptions) runAll(ctx context.Context, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
+	for _, s := range ua.Steps(plans) {
+		if err := o.waitable(s.Installed.Package); err != nil {
+			return err
+		}
+	}
 	if err := showPlans(r, &o.Plan, plans); err != nil {
 		return err
 	}

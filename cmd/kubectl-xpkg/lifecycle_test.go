@@ -225,3 +225,11 @@ func TestInstallRBACDenial(t *testing.T) {
 	}
 	contains(t, "stderr", r.Stderr, `User "xpkg-dev" cannot get resource "providers" in API group "pkg.crossplane.io"`, "RBAC")
 }
+
+// TestGetRefusesNamesWithASelector: as kubectl does, rather than ignoring
+// the selector.
+func TestGetRefusesNamesWithASelector(t *testing.T) {
+	l := newLifecycle(t)
+	r := clitest.New(t).WithEnv(l.env).Run("get", "providers", "some-name", "-l", "team=platform").Fails(t, 1)
+	contains(t, "get -l with names", r.Stderr, "error: name cannot be provided when a selector is specified")
+}

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/pkgmanager"
@@ -61,7 +62,18 @@ func TestUpgradeManualActivation(t *testing.T) {
 	x := clitest.New(t).WithEnv(l.env)
 	t.Cleanup(func() { x.Run("uninstall", name) })
 	x.Run("install", old, name, "--manual-activation").Succeeds(t)
-	r := x.Run("upgrade", "function/"+name, "v0.10.8").Succeeds(t)
+	// --wait without --activate could only time out: refused before
+	// anything changes.
+	r := x.Run("upgrade", "function/"+name, "v0.10.8", "--wait=1m").Fails(t, 1)
+	contains(t, "wait without activate", r.Stderr, "function/"+name+" activates revisions by hand: with --wait, pass --activate too")
+	fn, err := l.dyn.Resource(schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: "functions"}).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src, _, _ := unstructured.NestedString(fn.Object, "spec", "package"); src != old {
+		t.Errorf("the refused upgrade changed spec.package to %s", src)
+	}
+	r = x.Run("upgrade", "function/"+name, "v0.10.8").Succeeds(t)
 	contains(t, "manual", r.Stderr, "INFO     function/"+name+" activates revisions by hand: the new revision will wait until activated (pass --activate) [manual-activation]")
 	r = x.Run("upgrade", name, "v0.9.0", "--activate").Succeeds(t) // back to the first, inactive since
 	oldRev := pkgmanager.RevisionName(name, old)

@@ -95,6 +95,9 @@ func (u *UpgradeAll) Plan(ctx context.Context) (*Plans, error) {
 	return ps, nil
 }
 
+// Steps are the steps of a combined plan, in order.
+func (u *UpgradeAll) Steps(ps *Plans) []*Step { return ps.steps }
+
 // dependenciesFirst orders the items so that each comes after every item
 // it depends on, directly or through other packages, as the Lock says;
 // otherwise in the order given.
