@@ -19,7 +19,11 @@ const MetaFile = "crossplane.yaml"
 // YAML file in lexical path order. examples/ directories, hidden directories
 // and non-YAML files are skipped; symbolic links are not followed.
 func DirStream(dir string) ([]byte, error) {
-	meta, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	path, err := rootFile(dir, MetaFile)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("package directory %s: %w", dir, err)
 	}
@@ -37,6 +41,34 @@ func DirStream(dir string) ([]byte, error) {
 		appendDoc(&buf, b)
 	}
 	return buf.Bytes(), nil
+}
+
+// rootFile is the path of a file at the root of a package directory. A
+// symbolic link is followed only where it stays inside the directory: a
+// package directory that names a file elsewhere (a user's secrets, a
+// device) is refused, as the tar rules refuse such links in an image.
+func rootFile(dir, name string) (string, error) {
+	path := filepath.Join(dir, name)
+	st, err := os.Lstat(path)
+	if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		return path, nil // missing or a plain file: reading it says which
+	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("package directory %s: %w", dir, err)
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("package directory %s: %s is a symbolic link that leads nowhere: %w", dir, name, err)
+	}
+	rel, err := filepath.Rel(root, target)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("package directory %s: refusing %s, a symbolic link to %s outside the directory", dir, name, target)
+	}
+	if tst, err := os.Stat(target); err != nil || !tst.Mode().IsRegular() {
+		return "", fmt.Errorf("package directory %s: refusing %s, a symbolic link to %s, which is no regular file", dir, name, target)
+	}
+	return target, nil
 }
 
 func yamlFiles(dir string) ([]string, error) {

@@ -11,6 +11,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 )
 
@@ -132,5 +133,38 @@ func TestCorruptBlobInLayout(t *testing.T) {
 	want := "layer " + d.String() + " of " + dir + " is corrupt: its content hashes to sha256:"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v, want %q", err, want)
+	}
+}
+
+// TestPackageDirectoryLinksStayInside: a package directory whose root
+// crossplane.yaml or package.yaml is a symbolic link to a file outside it
+// is refused, naming the link; a link inside the directory is read.
+func TestPackageDirectoryLinksStayInside(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret.yaml")
+	meta := "apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: p\n"
+	if err := os.WriteFile(outside, []byte(meta), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{source.MetaFile, source.StreamFile} {
+		dir := t.TempDir()
+		if err := os.Symlink(outside, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := readAll(t, dir, testOptions())
+		if err == nil || !strings.Contains(err.Error(), "refusing "+name+", a symbolic link to "+outside+" outside the directory") {
+			t.Errorf("%s linked outside: %v", name, err)
+		}
+
+		// Inside the directory, a link is fine.
+		inside := t.TempDir()
+		if err := os.WriteFile(filepath.Join(inside, "real.yaml.txt"), []byte(meta), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("real.yaml.txt", filepath.Join(inside, name)); err != nil {
+			t.Fatal(err)
+		}
+		if _, got, err := readAll(t, inside, testOptions()); err != nil || !strings.Contains(string(got), "kind: Provider") {
+			t.Errorf("%s linked inside: %v %q", name, err, got)
+		}
 	}
 }

@@ -39,7 +39,11 @@ func openDirectory(dir string, o Options) (*Package, error) {
 		info.Rule, info.Format = "package source directory: crossplane.yaml and its YAML files", FormatStream
 		return &Package{Info: info, stream: bytes.NewReader(stream)}, nil
 	case has(StreamFile):
-		f, err := os.Open(filepath.Join(dir, StreamFile))
+		path, err := rootFile(dir, StreamFile)
+		if err != nil {
+			return nil, err
+		}
+		f, err := os.Open(path)
 		if err != nil {
 			return nil, err
 		}
