@@ -33,10 +33,20 @@ func DefaultRegistryFromEnv() string {
 // does: without a registry host it lives on registry ("" means
 // $XPKG_REGISTRY, else DefaultRegistry).
 func ParseReference(arg, registry string) (name.Reference, error) {
+	return parseReference(arg, registry, false)
+}
+
+// parseReference is ParseReference; insecure (--insecure) makes the
+// registry speak plain HTTP whatever its host, as documented.
+func parseReference(arg, registry string, insecure bool) (name.Reference, error) {
 	if registry == "" {
 		registry = DefaultRegistryFromEnv()
 	}
-	ref, err := name.ParseReference(arg, name.WithDefaultRegistry(registry))
+	opts := []name.Option{name.WithDefaultRegistry(registry)}
+	if insecure {
+		opts = append(opts, name.Insecure)
+	}
+	ref, err := name.ParseReference(arg, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%q is neither a file, a directory nor a package reference: %w", arg, err)
 	}
@@ -65,7 +75,7 @@ func RemoteOptions(ctx context.Context, o Options) []remote.Option {
 }
 
 func openRemote(ctx context.Context, arg string, o Options) (*Package, error) {
-	ref, err := ParseReference(arg, o.Registry)
+	ref, err := parseReference(arg, o.Registry, o.Insecure)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +184,11 @@ func NewReader(ctx context.Context, o Options) (*Reader, error) {
 
 // ListTags lists the tags of a repository.
 func (r *Reader) ListTags(ctx context.Context, repo string) ([]string, error) {
-	rp, err := name.NewRepository(repo, name.WithDefaultRegistry(r.o.Registry))
+	opts := []name.Option{name.WithDefaultRegistry(r.o.Registry)}
+	if r.o.Insecure {
+		opts = append(opts, name.Insecure)
+	}
+	rp, err := name.NewRepository(repo, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%q is not a repository: %w", repo, err)
 	}
@@ -187,7 +201,7 @@ func (r *Reader) ListTags(ctx context.Context, repo string) ([]string, error) {
 
 // Digest resolves a reference to the digest it names now.
 func (r *Reader) Digest(ctx context.Context, ref string) (string, error) {
-	n, err := ParseReference(ref, r.o.Registry)
+	n, err := parseReference(ref, r.o.Registry, r.o.Insecure)
 	if err != nil {
 		return "", err
 	}
