@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -232,4 +233,49 @@ func TestGetRefusesNamesWithASelector(t *testing.T) {
 	l := newLifecycle(t)
 	r := clitest.New(t).WithEnv(l.env).Run("get", "providers", "some-name", "-l", "team=platform").Fails(t, 1)
 	contains(t, "get -l with names", r.Stderr, "error: name cannot be provided when a selector is specified")
+}
+
+// TestWaitFailsFastWhenRBACDeniesTheWatch: an identity that may install a
+// provider but not list its revisions gets, within seconds, one line that
+// names what it may not watch, not a silent wait until the timeout.
+func TestWaitFailsFastWhenRBACDeniesTheWatch(t *testing.T) {
+	l := newLifecycle(t)
+	ref, _ := pushSample(t, l.env, "provider-nop", "v0.4.0")
+	const name = "rbac-wait-nop"
+	l.mgr.Manage(name, pkgmanager.Behaviour{})
+	ctx := context.Background()
+	roles := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+	bindings := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}
+	role := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": map[string]any{"name": name},
+		"rules": []any{
+			map[string]any{"apiGroups": []any{"pkg.crossplane.io"}, "resources": []any{"providers", "configurations", "functions", "locks"},
+				"verbs": []any{"get", "list", "watch", "create", "patch"}},
+		},
+	}}
+	binding := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": map[string]any{"name": name},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+		"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": testenv.ContextUser}},
+	}}
+	for _, o := range []struct {
+		gvr schema.GroupVersionResource
+		u   *unstructured.Unstructured
+	}{{roles, role}, {bindings, binding}} {
+		if _, err := l.dyn.Resource(o.gvr).Create(ctx, o.u, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_ = l.dyn.Resource(bindings).Delete(ctx, name, metav1.DeleteOptions{})
+		_ = l.dyn.Resource(roles).Delete(ctx, name, metav1.DeleteOptions{})
+		_ = l.dyn.Resource(providersGVR).Delete(ctx, name, metav1.DeleteOptions{})
+	})
+	start := time.Now()
+	r := clitest.New(t).WithEnv(l.env).Run("install", "provider", ref, name, "--context", testenv.ContextUser, "--wait=2m").Fails(t, 1)
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("took %s to fail", took)
+	}
+	contains(t, "stdout", r.Stdout, "provider.pkg.crossplane.io/"+name+" created")
+	contains(t, "stderr", r.Stderr, "error: cannot watch providerrevisions.pkg.crossplane.io", `cannot list resource "providerrevisions"`)
 }

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 )
@@ -34,10 +36,12 @@ type watcher struct {
 	c       *Cluster
 	factory dynamicinformer.DynamicSharedInformerFactory
 	changed chan struct{}
+	// denied receives the first list or watch that RBAC refused.
+	denied chan error
 }
 
 func (c *Cluster) newWatcher() *watcher {
-	w := &watcher{c: c, factory: dynamicinformer.NewDynamicSharedInformerFactory(c.dyn, 0), changed: make(chan struct{}, 1)}
+	w := &watcher{c: c, factory: dynamicinformer.NewDynamicSharedInformerFactory(c.dyn, 0), changed: make(chan struct{}, 1), denied: make(chan error, 1)}
 	kinds := c.dialect.Kinds()
 	for _, k := range kinds {
 		if rk := c.dialect.RevisionKind(k); rk != "" {
@@ -49,15 +53,27 @@ func (c *Cluster) newWatcher() *watcher {
 		if err != nil {
 			continue // e.g. no Function kind on an old Crossplane
 		}
-		w.watch(w.factory.ForResource(gvr).Informer())
+		w.watch(gvr, w.factory.ForResource(gvr).Informer())
 	}
 	if gvr, _, ok := c.dialect.LockResource(); ok {
-		w.watch(w.factory.ForResource(gvr).Informer())
+		w.watch(gvr, w.factory.ForResource(gvr).Informer())
 	}
 	return w
 }
 
-func (w *watcher) watch(inf cache.SharedIndexInformer) {
+func (w *watcher) watch(gvr schema.GroupVersionResource, inf cache.SharedIndexInformer) {
+	// client-go retries a list or watch that fails, for ever and quietly:
+	// one RBAC denies will never succeed, so it ends the wait at once.
+	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		if apierrors.IsForbidden(err) {
+			select {
+			case w.denied <- fmt.Errorf("cannot watch %s: %w", gvr.GroupResource(), err):
+			default:
+			}
+			return
+		}
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	})
 	notify := func(any) {
 		select {
 		case w.changed <- struct{}{}:
@@ -79,8 +95,25 @@ func (w *watcher) run(ctx context.Context, check func() (bool, error)) error {
 		stop()
 		w.factory.Shutdown()
 	}()
-	for _, ok := range w.factory.WaitForCacheSync(ictx.Done()) {
+	// A denied list ends the wait instead of the cache sync.
+	synced := make(chan bool, 1)
+	go func() {
+		ok := true
+		for _, s := range w.factory.WaitForCacheSync(ictx.Done()) {
+			ok = ok && s
+		}
+		synced <- ok
+	}()
+	select {
+	case err := <-w.denied:
+		return err
+	case ok := <-synced:
 		if !ok {
+			select {
+			case err := <-w.denied:
+				return err
+			default:
+			}
 			// The context ended first: its deadline, or an interruption.
 			return cmp.Or(ctx.Err(), context.DeadlineExceeded)
 		}
@@ -93,6 +126,8 @@ func (w *watcher) run(ctx context.Context, check func() (bool, error)) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case err := <-w.denied:
+			return err
 		case <-w.changed:
 		}
 	}
