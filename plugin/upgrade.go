@@ -70,9 +70,11 @@ func NewCmdUpgrade(root *Root) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "upgrade (NAME|KIND/NAME [VERSION] | --all)",
 		Short: "Point a package at another version, after a plan of what the change would break",
-		Long: `Upgrade changes only the package's spec.package (a merge patch, which never conflicts
-with the package manager's own writes); Crossplane's package manager then creates and
-activates a new revision. VERSION is a tag, a digest, or a semver constraint (the newest
+		Long: `Upgrade changes only the package's spec.package, and only while it still names what
+the plan read: the patch carries the resourceVersion it read, so the package manager's
+status writes or a user's labels are read past, but another writer's change of the
+reference stops the upgrade with nothing changed. Crossplane's package manager then
+creates and activates a new revision. VERSION is a tag, a digest, or a semver constraint (the newest
 matching tag); without it, the newest stable tag above the current version. Tags are
 listed from the registry and ordered by semantic version; pre-releases count only with
 --pre. With Manual activation the new revision waits to be activated: --activate does

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strconv"
 	"strings"
@@ -13,8 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/pkgmanager"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
@@ -210,5 +213,64 @@ func TestRequestTimeout(t *testing.T) {
 		if strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "cannot reach "+server+": timed out") {
 			t.Errorf("%v against a silent server:\n%s", verb, r.Stderr)
 		}
+	}
+}
+
+// TestSetPackageKeepsToThePlan: a change made for the reference a plan
+// read is not made over another writer's newer reference (it says so and
+// changes nothing), but goes through another writer's changes of other
+// fields; the patch carries the resourceVersion it read, so nothing slips
+// in between.
+func TestSetPackageKeepsToThePlan(t *testing.T) {
+	l := newLifecycle(t)
+	ctx := context.Background()
+	const name = "planned-nop"
+	l.mgr.Manage(name, pkgmanager.Behaviour{})
+	x := clitest.New(t).WithEnv(l.env)
+	t.Cleanup(func() { x.Run("uninstall", name) })
+	x.Run("install", "provider", "example.org/planned/provider-nop:v0.2.1", name).Succeeds(t)
+
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &l.env.Kubeconfig
+	c, err := cluster.Connect(cluster.NewClients(flags), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned, err := c.Get(ctx, "Provider", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(f func(u *unstructured.Unstructured)) {
+		t.Helper()
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			u, err := l.dyn.Resource(providersGVR).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			f(u)
+			_, err = l.dyn.Resource(providersGVR).Update(ctx, u, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another writer's label: the change goes through.
+	edit(func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"team": "platform"}) })
+	updated, err := c.SetPackage(ctx, planned, "example.org/planned/provider-nop:v0.4.0", false)
+	if err != nil || updated.Source != "example.org/planned/provider-nop:v0.4.0" {
+		t.Fatalf("beside another writer's label: %v, %+v", err, updated)
+	}
+	// Another writer's reference: refused, nothing changed.
+	edit(func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, "example.org/planned/provider-nop:v0.5.0", "spec", "package")
+	})
+	_, err = c.SetPackage(ctx, updated, "example.org/planned/provider-nop:v0.6.0", false)
+	var ce *cluster.ChangedError
+	if !errors.As(err, &ce) || ce.Now != "example.org/planned/provider-nop:v0.5.0" {
+		t.Fatalf("over another writer's reference: %v", err)
+	}
+	if now, _ := c.Get(ctx, "Provider", name); now.Source != "example.org/planned/provider-nop:v0.5.0" {
+		t.Errorf("the refused change left %s", now.Source)
 	}
 }

@@ -206,25 +206,15 @@ func (c *Cluster) Lock(ctx context.Context) ([]LockPackage, error) {
 	return c.dialect.ReadLock(u), nil
 }
 
-// SetPackage points a package at ref with a merge patch of spec.package; it changes
-// nothing else.
+// SetPackage points a package at ref, provided it still points where p
+// (read when the change was planned) says: the merge patch of its
+// reference carries the resourceVersion read just before, so no write
+// can slip in between unseen. Another writer's change of other fields (the
+// package manager's status, a user's labels) only means reading again and
+// patching again; another writer's change of the reference stops the
+// change with a ChangedError, since the plan was made for what it was.
 func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun bool) (*Package, error) {
 	rc, err := c.client(p.Kind)
-	if err != nil {
-		return nil, err
-	}
-	u, err := rc.Get(ctx, p.Name, metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	// The dialect knows where the reference goes; only that field is sent,
-	// as a merge patch, so that writers of other fields (the package
-	// manager's status, a user's labels) never conflict with it.
-	if err := c.dialect.SetPackage(u, ref); err != nil {
-		return nil, err
-	}
-	value, _, _ := unstructured.NestedString(u.Object, "spec", "package")
-	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"package": value}})
 	if err != nil {
 		return nil, err
 	}
@@ -233,9 +223,26 @@ func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	var updated *unstructured.Unstructured
-	// The API server retries a patch that meets a concurrent write a few
-	// times itself; against a very busy object, retry some more.
 	err = retry.RetryOnConflict(patchRetry, func() error {
+		u, err := rc.Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if now := c.dialect.Read(u).Source; now != p.Source {
+			return &ChangedError{Package: strings.ToLower(p.Kind) + "/" + p.Name, Planned: p.Source, Now: now}
+		}
+		// The dialect knows where the reference goes.
+		if err := c.dialect.SetPackage(u, ref); err != nil {
+			return err
+		}
+		value, _, _ := unstructured.NestedString(u.Object, "spec", "package")
+		patch, err := json.Marshal(map[string]any{
+			"metadata": map[string]any{"resourceVersion": u.GetResourceVersion()},
+			"spec":     map[string]any{"package": value},
+		})
+		if err != nil {
+			return err
+		}
 		updated, err = rc.Patch(ctx, p.Name, types.MergePatchType, patch, opts)
 		return err
 	})
@@ -243,6 +250,16 @@ func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun
 		return nil, err
 	}
 	return c.dialect.Read(updated), nil
+}
+
+// ChangedError is a package whose reference another writer changed since
+// the change was planned.
+type ChangedError struct {
+	Package, Planned, Now string
+}
+
+func (e *ChangedError) Error() string {
+	return fmt.Sprintf("%s now points at %s, not at %s as when the change was planned: someone else changed it; nothing was changed, plan again", e.Package, e.Now, e.Planned)
 }
 
 var patchRetry = wait.Backoff{Steps: 8, Duration: 50 * time.Millisecond, Factor: 1.5, Jitter: 0.5}
