@@ -6,8 +6,10 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -143,8 +145,18 @@ func TestOperatorJourney(t *testing.T) {
 	full := reg.Host + "/crossplane-contrib/function-patch-and-transform:"
 	// No --wait: a first revision under Manual activation stays inactive.
 	x.Run("install", full+"v0.9.0", "manual-pt", "--manual-activation").Succeeds(t)
-	u := c.get("functions", "manual-pt")
-	if inst := crossplane.Condition(u, "Installed"); inst["status"] == "True" {
+	// Once the package manager has answered (a revision is current), the
+	// package is still not installed: its revision waits to be activated.
+	u, err := crossplane.WaitFor(context.Background(), c.dyn.Resource(gvr("functions")), "manual-pt", time.Minute, func(u *unstructured.Unstructured) error {
+		if rev, _, _ := unstructured.NestedString(u.Object, "status", "currentRevision"); rev == "" || crossplane.Condition(u, "Installed") == nil {
+			return errors.New("the package manager has not answered yet")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst := crossplane.Condition(u, "Installed"); inst["status"] != "False" {
 		t.Errorf("a package under Manual activation is installed before activation: %v", inst)
 	}
 	r = x.Run("upgrade", "function/manual-pt", "--activate", "--wait=5m").Succeeds(t)
@@ -159,4 +171,13 @@ func TestOperatorJourney(t *testing.T) {
 	c.gone("providers", nop)
 	c.gone("functions", pt)
 	c.gone("functions", "manual-pt")
+}
+
+// getRevision reads a revision of the given resource; nil if absent.
+func (c cluster) getRevision(resource, name string) *unstructured.Unstructured {
+	c.t.Helper()
+	if name == "" {
+		return nil
+	}
+	return c.get(resource, name)
 }
