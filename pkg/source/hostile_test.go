@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
@@ -166,5 +167,41 @@ func TestPackageDirectoryLinksStayInside(t *testing.T) {
 		if _, got, err := readAll(t, inside, testOptions()); err != nil || !strings.Contains(string(got), "kind: Provider") {
 			t.Errorf("%s linked inside: %v %q", name, err, got)
 		}
+	}
+}
+
+// TestHugeConfigIsRefused: an image without a base layer annotation has
+// its config read for the label: a config of megabytes is refused before
+// it is fetched, from a registry and for inspect alike.
+func TestHugeConfigIsRefused(t *testing.T) {
+	img, err := fixture.Unannotated(stream(t, "Provider"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = cfg.DeepCopy()
+	cfg.Config.Labels = map[string]string{"padding": strings.Repeat("x", 2<<20)}
+	img, err = mutate.ConfigFile(img, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := newRegistry(t)
+	ref := reg.push(t, "hostile/huge-config:v1", img)
+	for _, inspect := range []bool{false, true} {
+		o := testOptions()
+		o.Inspect = inspect
+		_, _, err := readAll(t, ref, o)
+		if err == nil || !strings.Contains(err.Error(), "an image config is kilobytes, and more than 1048576 bytes is refused") {
+			t.Errorf("inspect %v: %v", inspect, err)
+		}
+		for _, r := range reg.requests() {
+			if strings.Contains(r, "/blobs/") {
+				t.Errorf("inspect %v fetched %s", inspect, r)
+			}
+		}
+		reg.reset()
 	}
 }

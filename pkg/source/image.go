@@ -109,7 +109,28 @@ func selectLayer(img v1.Image, what string) (layerChoice, error) {
 	return layerChoice{}, fmt.Errorf("%s has %d layers annotated %s: %s: at most one is allowed", what, len(base), AnnotationKey, BaseLayer)
 }
 
+// MaxConfigBytes bounds an image config blob: it is kilobytes (labels,
+// history); megabytes are no image config to read whole.
+const MaxConfigBytes = 1 << 20
+
+// checkConfigSize refuses, before it is fetched, a config blob whose
+// manifest says it is larger than MaxConfigBytes (the blob's size is then
+// verified as it is read).
+func checkConfigSize(img v1.Image, what string) error {
+	m, err := img.Manifest()
+	if err != nil {
+		return fmt.Errorf("read manifest of %s: %w", what, err)
+	}
+	if m.Config.Size > MaxConfigBytes {
+		return fmt.Errorf("the image config of %s is %d bytes: an image config is kilobytes, and more than %d bytes is refused", what, m.Config.Size, MaxConfigBytes)
+	}
+	return nil
+}
+
 func labelledLayers(img v1.Image, what string) ([]v1.Hash, error) {
+	if err := checkConfigSize(img, what); err != nil {
+		return nil, err
+	}
 	cfg, err := img.ConfigFile()
 	if err != nil {
 		return nil, fmt.Errorf("read image config of %s: %w", what, err)

@@ -23,6 +23,11 @@ func openImage(img v1.Image, info Info, o Options, verifyBlobs bool) (*Package, 
 		return nil, err
 	}
 	info.Rule = choice.rule
+	if o.Inspect { // inspect reads the config too
+		if err := checkConfigSize(img, what); err != nil {
+			return nil, err
+		}
+	}
 	describeImage(img, &info, o.Inspect)
 	var opened *openedLayer
 	layerWhat := "the flattened filesystem of " + what
