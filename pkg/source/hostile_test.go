@@ -205,3 +205,49 @@ func TestHugeConfigIsRefused(t *testing.T) {
 		reg.reset()
 	}
 }
+
+// TestTarballLayerMustMatchItsDiffID: an image tarball names its layers
+// by file, so its layer is checked against the diff ID its config lists:
+// a layer whose content is not what the config says is refused.
+func TestTarballLayerMustMatchItsDiffID(t *testing.T) {
+	img, err := fixture.Image(stream(t, "Provider"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = cfg.DeepCopy()
+	bogus := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("0", 64)}
+	cfg.RootFS.DiffIDs = []v1.Hash{bogus}
+	tampered, err := mutate.ConfigFile(img, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tampered.xpkg")
+	if err := fixture.WriteTarball(path, "example.org/tampered:v1", tampered); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = readAll(t, path, testOptions())
+	if err == nil || !strings.Contains(err.Error(), "is corrupt: its content hashes to sha256:") || !strings.Contains(err.Error(), bogus.String()) {
+		t.Fatalf("a tampered tarball: %v", err)
+	}
+	// The untampered tarball reads.
+	good := filepath.Join(t.TempDir(), "good.xpkg")
+	if err := fixture.WriteTarball(good, "example.org/good:v1", img); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readAll(t, good, testOptions()); err != nil {
+		t.Fatalf("a good tarball: %v", err)
+	}
+}
+
+// TestUnverifiableDigestIsRefused: content under a digest algorithm that
+// cannot be checked here is refused, not passed unchecked.
+func TestUnverifiableDigestIsRefused(t *testing.T) {
+	_, err := source.NewVerifyReader(strings.NewReader("x"), v1.Hash{Algorithm: "md5", Hex: "9dd4e461268c8034f5c8564e155c67a6"}, 0, "layer x")
+	if err == nil || !strings.Contains(err.Error(), `uses "md5", which cannot be verified here`) {
+		t.Errorf("md5: %v", err)
+	}
+}

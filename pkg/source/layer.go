@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/klauspost/compress/gzip"
@@ -36,7 +37,11 @@ func openBlob(l v1.Layer, limit int64, what string, progress io.Writer) (*opened
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", what, err)
 	}
-	vr := newVerifyReader(withProgress(rc, progress, "Pulling "+digest.String()[:19], size), digest, size, what)
+	vr, err := newVerifyReader(withProgress(rc, progress, "Pulling "+digest.String()[:19], size), digest, size, what)
+	if err != nil {
+		rc.Close()
+		return nil, err
+	}
 	plain, closeDec, err := decompress(bufio.NewReaderSize(vr, 256<<10), what)
 	if err != nil {
 		rc.Close()
@@ -52,16 +57,22 @@ func openBlob(l v1.Layer, limit int64, what string, progress io.Writer) (*opened
 	}, nil
 }
 
-// openUncompressed reads a layer whose bytes the image format itself
-// vouches for (an image tarball holds no digests of its own).
-func openUncompressed(l v1.Layer, limit int64, what string) (*openedLayer, error) {
+// openUncompressed reads a layer of an image tarball, whose manifest
+// names files, not digests: the uncompressed content is hashed against
+// diffID, the layer's entry in the image config's rootfs.diff_ids.
+func openUncompressed(l v1.Layer, diffID v1.Hash, limit int64, what string) (*openedLayer, error) {
 	rc, err := l.Uncompressed()
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
+	vr, err := newVerifyReader(rc, diffID, 0, what)
+	if err != nil {
+		rc.Close()
+		return nil, err
+	}
 	return &openedLayer{
-		tar:    newLimitReader(rc, limit, what),
-		finish: func() error { return nil },
+		tar:    newLimitReader(vr, limit, what),
+		finish: vr.verify,
 		close:  rc.Close,
 	}, nil
 }
@@ -92,4 +103,29 @@ func decompress(br *bufio.Reader, what string) (io.Reader, func(), error) {
 		return br, func() {}, nil
 	}
 	return nil, nil, fmt.Errorf("%s is not a gzip, zstd or tar stream", what)
+}
+
+// configDiffID is the diff ID the image config lists for layer l: what
+// its uncompressed content must hash to.
+func configDiffID(img v1.Image, l v1.Layer, what string) (v1.Hash, error) {
+	m, err := img.Manifest()
+	if err != nil {
+		return v1.Hash{}, fmt.Errorf("read manifest of %s: %w", what, err)
+	}
+	d, err := l.Digest()
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	i := slices.IndexFunc(m.Layers, func(desc v1.Descriptor) bool { return desc.Digest == d })
+	if err := checkConfigSize(img, what); err != nil {
+		return v1.Hash{}, err
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return v1.Hash{}, fmt.Errorf("read image config of %s: %w", what, err)
+	}
+	if i < 0 || i >= len(cfg.RootFS.DiffIDs) {
+		return v1.Hash{}, fmt.Errorf("the image config of %s lists %d diff IDs for %d layers: the layer cannot be verified", what, len(cfg.RootFS.DiffIDs), len(m.Layers))
+	}
+	return cfg.RootFS.DiffIDs[i], nil
 }

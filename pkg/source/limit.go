@@ -2,6 +2,7 @@ package source
 
 import (
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/hex"
 	"fmt"
 	"hash"
@@ -66,8 +67,24 @@ type verifyReader struct {
 	what string
 }
 
-func newVerifyReader(r io.Reader, want v1.Hash, size int64, what string) *verifyReader {
-	return &verifyReader{r: r, h: sha256.New(), want: want, size: size, what: what}
+func newVerifyReader(r io.Reader, want v1.Hash, size int64, what string) (*verifyReader, error) {
+	h, err := hasher(want, what)
+	if err != nil {
+		return nil, err
+	}
+	return &verifyReader{r: r, h: h, want: want, size: size, what: what}, nil
+}
+
+// hasher is the hash a digest names: sha256 or sha512. Content under a
+// digest of another algorithm cannot be verified, and is refused.
+func hasher(d v1.Hash, what string) (hash.Hash, error) {
+	switch d.Algorithm {
+	case "sha256":
+		return sha256.New(), nil
+	case "sha512":
+		return sha512.New(), nil
+	}
+	return nil, fmt.Errorf("%s: its digest %s uses %q, which cannot be verified here (sha256 and sha512 can): refusing unverified content", what, d, d.Algorithm)
 }
 
 func (v *verifyReader) Read(p []byte) (int, error) {
@@ -85,12 +102,9 @@ func (v *verifyReader) verify() error {
 	if _, err := io.Copy(io.Discard, v); err != nil {
 		return readError(v.what, err)
 	}
-	if v.want.Algorithm != "sha256" {
-		return nil // nothing we can check
-	}
 	got := hex.EncodeToString(v.h.Sum(nil))
 	if got != v.want.Hex {
-		return fmt.Errorf("%s is corrupt: its content hashes to sha256:%s, not %s", v.what, got, v.want)
+		return fmt.Errorf("%s is corrupt: its content hashes to %s:%s, not %s", v.what, v.want.Algorithm, got, v.want)
 	}
 	if v.size > 0 && v.n != v.size {
 		return fmt.Errorf("%s is %d bytes, not the %d its descriptor states", v.what, v.n, v.size)

@@ -52,7 +52,10 @@ func openImage(img v1.Image, info Info, o Options, verifyBlobs bool) (*Package, 
 	case verifyBlobs:
 		opened, err = openBlob(choice.layer, o.MaxUncompressed, layerWhat, o.Progress)
 	default:
-		opened, err = openUncompressed(choice.layer, o.MaxUncompressed, layerWhat)
+		var diffID v1.Hash
+		if diffID, err = configDiffID(img, choice.layer, what); err == nil {
+			opened, err = openUncompressed(choice.layer, diffID, o.MaxUncompressed, layerWhat)
+		}
 	}
 	if err != nil {
 		return nil, err

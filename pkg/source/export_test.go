@@ -1,0 +1,4 @@
+package source
+
+// NewVerifyReader lets the external tests check the digest rules.
+var NewVerifyReader = newVerifyReader
