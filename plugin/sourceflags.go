@@ -34,7 +34,7 @@ func (f *SourceFlags) AddFlags(fs *pflag.FlagSet) {
 	f.AddRegistryFlags(fs)
 	fs.StringVar(&f.Platform, "platform", "", "Platform to pick from a multi-platform package image, as os/arch[/variant] (default linux/amd64).")
 	fs.StringVar(&f.MaxSize, "max-size", "1Gi", "Largest decompressed package content to read, guarding against decompression bombs.")
-	fs.StringVar(&f.MaxDoc, "max-document-size", "32Mi", "Largest single YAML document to parse.")
+	fs.StringVar(&f.MaxDoc, "max-document-size", "32Mi", "Largest single YAML document to parse; documents not in plain block style (tabs, CRLF, flow style, anchors, tags) are read up to 1/32 of it.")
 }
 
 // AddRegistryFlags registers only the flags of registry access, for verbs

@@ -38,7 +38,7 @@ func Sources(ctx context.Context, args [2]string, opts [2]source.Options, limits
 		}
 	}
 	var err error
-	if res.Old, res.New, err = diff.Parse(docs[0], docs[1]); err != nil {
+	if res.Old, res.New, err = diff.Parse(docs[0], docs[1], limits); err != nil {
 		return nil, err
 	}
 	res.Report = diff.Compare(res.Old, res.New)

@@ -13,7 +13,7 @@ import (
 // Compare. A document byte-for-byte identical in both is parsed once and
 // shared, which Compare then skips at once; the others are parsed on every
 // CPU, largest first so that no CPU is left with the last big one.
-func Parse(oldDocs, newDocs [][]byte) (old, new *xpkg.Package, err error) {
+func Parse(oldDocs, newDocs [][]byte, limits xpkg.Limits) (old, new *xpkg.Package, err error) {
 	type job struct {
 		raw  []byte
 		side string
@@ -47,7 +47,7 @@ func Parse(oldDocs, newDocs [][]byte) (old, new *xpkg.Package, err error) {
 	slices.SortFunc(bySize, func(a, b *job) int { return len(b.raw) - len(a.raw) })
 	parallel(len(bySize), func(k int) {
 		j := bySize[k]
-		j.obj, j.err = xpkg.DecodeDocument(j.i, j.raw)
+		j.obj, j.err = xpkg.DecodeDocument(j.i, j.raw, limits)
 	})
 	collect := func(side string, js []*job) (*xpkg.Package, error) {
 		var objs []*xpkg.Object

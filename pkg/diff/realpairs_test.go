@@ -15,7 +15,7 @@ import (
 // the diff verb does.
 func realPair(t testing.TB, name, oldTag, newTag string) *Report {
 	t.Helper()
-	old, new, err := Parse(realDocs(t, name, oldTag), realDocs(t, name, newTag))
+	old, new, err := Parse(realDocs(t, name, oldTag), realDocs(t, name, newTag), xpkg.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,12 +135,12 @@ func BenchmarkProviderAWS(b *testing.B) {
 	old, new := realDocs(b, "provider-aws", "v0.50.0"), realDocs(b, "provider-aws", "v0.58.0")
 	b.Run("parse", func(b *testing.B) {
 		for b.Loop() {
-			if _, _, err := Parse(old, new); err != nil {
+			if _, _, err := Parse(old, new, xpkg.DefaultLimits); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	o, n, err := Parse(old, new)
+	o, n, err := Parse(old, new, xpkg.DefaultLimits)
 	if err != nil {
 		b.Fatal(err)
 	}

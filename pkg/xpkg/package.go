@@ -86,10 +86,10 @@ func Split(r io.Reader, limits Limits) ([][]byte, error) {
 	}
 }
 
-// DecodeDocument parses the document at index of a Split stream; nil
-// when it holds only comments.
-func DecodeDocument(index int, raw []byte) (*Object, error) {
-	return decode(index, raw)
+// DecodeDocument parses the document at index of a Split stream, within
+// limits; nil when it holds only comments.
+func DecodeDocument(index int, raw []byte, limits Limits) (*Object, error) {
+	return decode(index, raw, limits)
 }
 
 // NewPackage is the package of decoded objects, in stream order.

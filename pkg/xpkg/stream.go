@@ -90,7 +90,7 @@ func (d *Decoder) Next() (*Object, error) {
 		if err != nil {
 			return nil, err
 		}
-		obj, err := decode(d.index, raw)
+		obj, err := decode(d.index, raw, d.limits)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +157,7 @@ func isSeparator(line []byte) bool {
 }
 
 // decode parses one document; nil means it held no data.
-func decode(index int, raw []byte) (*Object, error) {
+func decode(index int, raw []byte, limits Limits) (*Object, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
@@ -166,7 +166,7 @@ func decode(index int, raw []byte) (*Object, error) {
 	v, ok := fastyaml.Decode(raw)
 	if !ok {
 		var err error
-		if v, err = decodeSlowly(raw); err != nil {
+		if v, err = decodeSlowly(raw, limits.MaxDocumentBytes); err != nil {
 			return nil, &SyntaxError{Document: index, Err: err}
 		}
 	}

@@ -119,7 +119,7 @@ func TestAliasAmplification(t *testing.T) {
 // bound, except JSON, which is read as JSON.
 func TestSlowPathBounds(t *testing.T) {
 	flow := "{items: [" + strings.TrimSuffix(strings.Repeat("{a: 1}, ", 200000), ", ") + "]}\n"
-	if _, err := docs(t, flow, DefaultLimits); err == nil || !strings.Contains(err.Error(), "flow style") {
+	if _, err := docs(t, flow, DefaultLimits); err == nil || !strings.Contains(err.Error(), "flow-style collections, which only the general YAML reader takes") {
 		t.Fatalf("a %d-byte flow document: %v", len(flow), err)
 	}
 	json := `{"apiVersion": "v1", "kind": "List", "items": [` + strings.TrimSuffix(strings.Repeat(`{"a": 1}, `, 200000), ", ") + "]}\n"
@@ -149,4 +149,35 @@ func FuzzDecoder(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSlowPathNamesTheCauseAndFollowsTheLimit: a document the fast
+// decoder declines is read up to 1/SlowShare of --max-document-size, and
+// the refusal names what made it decline: a tab or CRLF, not "flow style".
+func TestSlowPathNamesTheCauseAndFollowsTheLimit(t *testing.T) {
+	big := func(line string, n int) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n" + strings.Repeat(line, n)
+	}
+	tabDoc := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  k\t: v\n"
+	for _, c := range []struct {
+		name, doc string
+		limit     int
+		want      string // "" when it reads
+	}{
+		{"tabs over the bound", strings.Replace(big("  kkkkkkkk: vvvvvvvv\n", 60000), "data:\n", "data:\n\t\n", 1), 8 << 20, "tab characters"},
+		{"CRLF over the bound", strings.ReplaceAll(big("  kkkkkkkk: vvvvvvvv\n", 60000), "\n", "\r\n"), 8 << 20, "CRLF line endings"},
+		// 1.2 MB with CRLF: over the fixed 1 MiB of before, within 1/32 of 64Mi.
+		{"CRLF within a raised --max-document-size", strings.ReplaceAll(big("  kkkkkkkk: vvvvvvvv\n", 60000), "\n", "\r\n"), 64 << 20, ""},
+		{"a small document with a tab", tabDoc, DefaultLimits.MaxDocumentBytes, ""},
+	} {
+		limits := DefaultLimits
+		limits.MaxDocumentBytes = c.limit
+		_, err := docs(t, c.doc, limits)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s (%d bytes): %v", c.name, len(c.doc), err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), "YAML with "+c.want+", which only the general YAML reader takes")):
+			t.Errorf("%s (%d bytes): %v", c.name, len(c.doc), err)
+		}
+	}
 }

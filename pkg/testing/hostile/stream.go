@@ -97,7 +97,7 @@ func streamCases(b *builder) {
 	// The general YAML decoder holds about a hundred times a flow-style
 	// document's text: such documents are read up to a bound of their own.
 	stream(Case{Name: "flow-amplification", About: "a 4 MiB flow-style document of small mappings, within --max-document-size",
-		Want: "written in flow style", Outcome: Malformed}, flow.String(), metaDoc)
+		Want: "flow-style collections, which only the general YAML reader takes", Outcome: Malformed}, flow.String(), metaDoc)
 
 	stream(Case{Name: "wrong-meta-kind", About: "a meta object of kind Stack (a Crossplane v0 word), not Provider, Configuration or Function",
 		Want: "no meta object", Outcome: BreaksRules},
