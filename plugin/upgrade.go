@@ -209,7 +209,7 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if o.Pin {
-		if target, err = lifecycle.Pin(ctx, reg, target, lifecycle.PullSecrets(p)); err != nil {
+		if target, err = in.Pin(ctx, target); err != nil {
 			return err
 		}
 	}

@@ -35,7 +35,7 @@ func (o *UpgradeOptions) runAll(ctx context.Context, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	for _, s := range ua.Steps(plans) {
+	for _, s := range plans.Run() {
 		if err := o.waitable(s.Installed.Package); err != nil {
 			return err
 		}

@@ -117,7 +117,13 @@ func (c *Cluster) describeMRDs(ctx context.Context, d *Description) error {
 	}
 	var mraps []MRAP
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { d.MRDs, err = c.MRDs(gctx, names); return err })
+	g.Go(func() error {
+		var err error
+		if d.MRDs, err = c.MRDs(gctx, names); apierrors.IsForbidden(err) {
+			return nil // a courtesy, as events are: RBAC may hide them
+		}
+		return err
+	})
 	g.Go(func() error {
 		var err error
 		if mraps, err = c.MRAPs(gctx); apierrors.IsForbidden(err) {

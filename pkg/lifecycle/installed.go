@@ -107,9 +107,6 @@ func (in *Installed) Target(ctx context.Context, version string, pre bool) (stri
 	return repo + ":" + matches[0].Name, nil
 }
 
-// PullSecrets are the package's spec.packagePullSecrets names.
-func PullSecrets(p *cluster.Package) []string { return pullSecrets(p) }
-
 // pullSecrets are the package's spec.packagePullSecrets names.
 func pullSecrets(p *cluster.Package) []string {
 	refs, _, _ := unstructured.NestedSlice(p.Object.Object, "spec", "packagePullSecrets")
@@ -122,6 +119,12 @@ func pullSecrets(p *cluster.Package) []string {
 		}
 	}
 	return out
+}
+
+// Pin pins ref (in the package's repository) by digest, read with the
+// package's pull secrets through the cluster's ImageConfigs.
+func (in *Installed) Pin(ctx context.Context, ref string) (string, error) {
+	return Pin(ctx, in.Registry, ref, pullSecrets(in.Package))
 }
 
 // Pin resolves the tag of a reference to the digest it names now (read

@@ -41,6 +41,9 @@ type Plans struct {
 	steps []*Step
 }
 
+// Run are the steps of the combined plan, in the order they run.
+func (p *Plans) Run() []*Step { return p.steps }
+
 // Blocking reports whether any step has a blocking finding.
 func (p *Plans) Blocking() bool {
 	return slices.ContainsFunc(p.Steps, (*Plan).Blocking)
@@ -81,7 +84,7 @@ func (u *UpgradeAll) Plan(ctx context.Context) (*Plans, error) {
 		}
 		target := it.repo + ":" + it.wantedTag
 		if u.Pin || it.Pinned {
-			if target, err = Pin(ctx, in.Registry, target, pullSecrets(it.pkg)); err != nil {
+			if target, err = in.Pin(ctx, target); err != nil {
 				return nil, err
 			}
 		}
@@ -94,9 +97,6 @@ func (u *UpgradeAll) Plan(ctx context.Context) (*Plans, error) {
 	}
 	return ps, nil
 }
-
-// Steps are the steps of a combined plan, in order.
-func (u *UpgradeAll) Steps(ps *Plans) []*Step { return ps.steps }
 
 // dependenciesFirst orders the items so that each comes after every item
 // it depends on, directly or through other packages, as the Lock says;
