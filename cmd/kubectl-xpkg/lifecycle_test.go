@@ -249,7 +249,9 @@ func TestWaitFailsFastWhenRBACDeniesTheWatch(t *testing.T) {
 	role := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": map[string]any{"name": name},
 		"rules": []any{
-			map[string]any{"apiGroups": []any{"pkg.crossplane.io"}, "resources": []any{"providers", "configurations", "functions", "locks"},
+			// Everything the wait watches but provider revisions.
+			map[string]any{"apiGroups": []any{"pkg.crossplane.io"}, "resources": []any{"providers", "configurations", "functions", "locks",
+				"configurationrevisions", "functionrevisions"},
 				"verbs": []any{"get", "list", "watch", "create", "patch"}},
 		},
 	}}
