@@ -16,7 +16,15 @@ while read -r dir target; do
   echo "fuzz: $target in ./$dir for $fuzztime"
   # A short minimisation budget: minimising each new input for the default
   # 60 s stalls a short run.
-  go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" -fuzzminimizetime=200x "./$dir" 2>&1 | tail -n 3
+  out=$(mktemp)
+  if ! go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" -fuzzminimizetime=200x "./$dir" >"$out" 2>&1; then
+    # The whole story, progress lines aside: which input, or which hang.
+    grep -v '^fuzz: elapsed' "$out" >&2
+    rm -f "$out"
+    exit 1
+  fi
+  tail -n 3 "$out"
+  rm -f "$out"
   n=$((n + 1))
 done <<< "$targets"
 echo "fuzz: $n targets ran without failures"
