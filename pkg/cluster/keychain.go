@@ -5,12 +5,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 )
 
 var secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
@@ -21,7 +23,7 @@ var secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 func (c *Cluster) PullSecretKeychain(ctx context.Context, namespace string, names []string) (authn.Keychain, error) {
 	kc := dockerKeychain{}
 	for _, n := range names {
-		u, err := c.dyn.Resource(secretsGVR).Namespace(namespace).Get(ctx, n, metav1.GetOptions{})
+		u, err := c.secret(ctx, namespace, n)
 		if err != nil {
 			return nil, fmt.Errorf("read package pull secret %s/%s: %w", namespace, n, err)
 		}
@@ -30,6 +32,30 @@ func (c *Cluster) PullSecretKeychain(ctx context.Context, namespace string, name
 		}
 	}
 	return kc, nil
+}
+
+// secret reads a Secret. Against a real API server it is read past the
+// REST client, whose request log at -v=8 and above prints response
+// bodies: a Secret's data (a registry password, base64-encoded) must not
+// reach a log a user pastes into an issue.
+func (c *Cluster) secret(ctx context.Context, namespace, name string) (*unstructured.Unstructured, error) {
+	if c.rest == nil {
+		return c.dyn.Resource(secretsGVR).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	}
+	hc, err := rest.HTTPClientFor(c.rest)
+	if err != nil {
+		return nil, err
+	}
+	u := strings.TrimSuffix(c.rest.Host, "/") + "/api/v1/namespaces/" + url.PathEscape(namespace) + "/secrets/" + url.PathEscape(name)
+	body, err := getRaw(ctx, hc, u, "application/json")
+	if err != nil {
+		return nil, err
+	}
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(body); err != nil {
+		return nil, fmt.Errorf("read secret %s/%s: %w", namespace, name, err)
+	}
+	return obj, nil
 }
 
 // dockerKeychain maps registry hosts to credentials.

@@ -146,11 +146,26 @@ func (c *Cluster) mrdTable(ctx context.Context, keep func(MRD)) error {
 
 // getTable GETs a list as a meta.k8s.io Table (without the objects).
 func getTable(ctx context.Context, hc *http.Client, u string) (*metav1.Table, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u+"&includeObject=None", nil)
+	body, err := getRaw(ctx, hc, u+"&includeObject=None", "application/json;as=Table;v=v1;g=meta.k8s.io")
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	var t metav1.Table
+	if err := json.Unmarshal(body, &t); err != nil {
+		return nil, fmt.Errorf("read the table of %s: %w", u, err)
+	}
+	return &t, nil
+}
+
+// getRaw GETs an API path with client-go's HTTP client (its credentials
+// and request logging) but not its REST client, which at -v=8 and above
+// logs response bodies: what getRaw reads is not logged.
+func getRaw(ctx context.Context, hc *http.Client, u, accept string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", accept)
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
@@ -167,11 +182,7 @@ func getTable(ctx context.Context, hc *http.Client, u string) (*metav1.Table, er
 		}
 		return nil, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
 	}
-	var t metav1.Table
-	if err := json.Unmarshal(body, &t); err != nil {
-		return nil, fmt.Errorf("read the table of %s: %w", u, err)
-	}
-	return &t, nil
+	return body, nil
 }
 
 // MRAPs reads the ManagedResourceActivationPolicies (a cluster without
