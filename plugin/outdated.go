@@ -113,7 +113,7 @@ func (o *OutdatedOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	od := &lifecycle.Outdated{Cluster: c, Registry: reg, Pre: o.Pre}
+	od := &lifecycle.Outdated{Registry: reg, Pre: o.Pre}
 	items, _, err := od.Items(ctx, kind)
 	if err != nil {
 		return err

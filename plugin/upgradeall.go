@@ -26,7 +26,7 @@ func (o *UpgradeOptions) runAll(ctx context.Context, c *cluster.Cluster) error {
 	change := newChange(o.root, c, o.XPNamespace, o.Activate, limits)
 	ua := &lifecycle.UpgradeAll{
 		Change:   change,
-		Outdated: &lifecycle.Outdated{Cluster: c, Registry: reg, Pre: o.Pre},
+		Outdated: &lifecycle.Outdated{Registry: reg, Pre: o.Pre},
 		Pin:      o.Pin,
 		Force:    o.Plan.Force,
 	}

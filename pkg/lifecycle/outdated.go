@@ -60,9 +60,8 @@ type Item struct {
 // Outdated reports, for each installed package, what it runs against what
 // its dependents allow and what its registry has.
 type Outdated struct {
-	Cluster *cluster.Cluster
 	// Registry reads the packages' repositories as the package manager
-	// does (ImageConfigs, pull secrets).
+	// does (ImageConfigs, pull secrets); its Cluster holds the packages.
 	Registry *Registry
 	// Pre counts pre-releases for Wanted (a package running a pre-release
 	// counts them anyway).
@@ -79,11 +78,11 @@ type Outdated struct {
 func (o *Outdated) Items(ctx context.Context, kind string) ([]*Item, []cluster.LockPackage, error) {
 	// Every kind, also for one: the dependents that hold a package back
 	// are named by their installed packages.
-	pkgs, err := o.Cluster.List(ctx, "", "")
+	pkgs, err := o.Registry.Cluster.List(ctx, "", "")
 	if err != nil {
 		return nil, nil, err
 	}
-	lock, err := o.Cluster.Lock(ctx)
+	lock, err := o.Registry.Cluster.Lock(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

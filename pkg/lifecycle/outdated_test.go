@@ -96,7 +96,7 @@ func TestOutdated(t *testing.T) {
 			map[string]any{"name": revName("provider-b", b10), "source": h + "/org/provider-b", "version": "v1.0.0"},
 		),
 	)
-	od := &Outdated{Cluster: c, Registry: &Registry{Cluster: c, XPNamespace: "crossplane-system"}}
+	od := &Outdated{Registry: &Registry{Cluster: c, XPNamespace: "crossplane-system"}}
 	items, _, err := od.Items(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +189,7 @@ func TestOutdatedRequests(t *testing.T) {
 	c, fake := fakeClusterDyn(t, us...)
 	fake.ClearActions()
 	reg.Reset()
-	items, _, err := (&Outdated{Cluster: c, Registry: &Registry{Cluster: c}}).Items(context.Background(), "")
+	items, _, err := (&Outdated{Registry: &Registry{Cluster: c}}).Items(context.Background(), "")
 	if err != nil || len(items) != 12 {
 		t.Fatalf("%d items, %v", len(items), err)
 	}
@@ -303,7 +303,7 @@ func TestUpgradeAll(t *testing.T) {
 	)
 	ua := &UpgradeAll{
 		Change:   &Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"},
-		Outdated: &Outdated{Cluster: c, Registry: &Registry{Cluster: c, XPNamespace: "crossplane-system"}},
+		Outdated: &Outdated{Registry: &Registry{Cluster: c, XPNamespace: "crossplane-system"}},
 	}
 	ctx := context.Background()
 	ps, err := ua.Plan(ctx)

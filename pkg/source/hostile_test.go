@@ -178,16 +178,9 @@ func TestHugeConfigIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg = cfg.DeepCopy()
-	cfg.Config.Labels = map[string]string{"padding": strings.Repeat("x", 2<<20)}
-	img, err = mutate.ConfigFile(img, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img = withConfig(t, img, func(cfg *v1.ConfigFile) {
+		cfg.Config.Labels = map[string]string{"padding": strings.Repeat("x", 2<<20)}
+	})
 	reg := newRegistry(t)
 	ref := reg.push(t, "hostile/huge-config:v1", img)
 	for _, inspect := range []bool{false, true} {
@@ -214,17 +207,8 @@ func TestTarballLayerMustMatchItsDiffID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg = cfg.DeepCopy()
 	bogus := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("0", 64)}
-	cfg.RootFS.DiffIDs = []v1.Hash{bogus}
-	tampered, err := mutate.ConfigFile(img, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tampered := withConfig(t, img, func(cfg *v1.ConfigFile) { cfg.RootFS.DiffIDs = []v1.Hash{bogus} })
 	path := filepath.Join(t.TempDir(), "tampered.xpkg")
 	if err := fixture.WriteTarball(path, "example.org/tampered:v1", tampered); err != nil {
 		t.Fatal(err)
@@ -250,4 +234,20 @@ func TestUnverifiableDigestIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `uses "md5", which cannot be verified here`) {
 		t.Errorf("md5: %v", err)
 	}
+}
+
+// withConfig is img with its config file changed by edit.
+func withConfig(t *testing.T, img v1.Image, edit func(*v1.ConfigFile)) v1.Image {
+	t.Helper()
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = cfg.DeepCopy()
+	edit(cfg)
+	out, err := mutate.ConfigFile(img, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
