@@ -125,9 +125,9 @@ func writeDescription(w io.Writer, d *cluster.Description) {
 	writeMRDs(w, d)
 	writeDependencies(w, d)
 	section(w, "Events", len(d.Events), func() {
-		t := printers.NewTable("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE")
+		t := printers.NewTable("TYPE", "REASON", "AGE", "FROM", "OBJECT", "MESSAGE")
 		for _, e := range d.Events {
-			t.Row(age(e.Last), e.Type, e.Reason, e.Object, e.Message)
+			t.Row(e.Type, e.Reason, eventAge(e), orNone(e.From), e.Object, e.Message)
 		}
 		indent(w, t)
 	})
@@ -240,6 +240,15 @@ func section(w io.Writer, title string, n int, body func()) {
 	}
 	fmt.Fprintf(w, "%s:\n", title)
 	body()
+}
+
+// eventAge is kubectl describe's Age of an event: when it was last seen,
+// and for a repeated one how often over how long.
+func eventAge(e cluster.Event) string {
+	if e.Count > 1 {
+		return fmt.Sprintf("%s (x%d over %s)", age(e.Last), e.Count, age(e.First))
+	}
+	return age(e.First)
 }
 
 func indent(w io.Writer, t *printers.Table) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
@@ -51,5 +52,30 @@ func TestDescribeCountsABigProvider(t *testing.T) {
 	}
 	if strings.Contains(out, "mrd20.big.example.org") || !strings.Contains(out, "mrd19.big.example.org") {
 		t.Errorf("describe lists other than the first 20 MRDs:\n%s", out)
+	}
+}
+
+// TestDescribeEventsAsKubectl: the events table has kubectl describe's
+// columns, and a repeated event's age reads "LAST (xN over FIRST)".
+func TestDescribeEventsAsKubectl(t *testing.T) {
+	now := time.Now()
+	d := &cluster.Description{
+		Package: &cluster.Package{Kind: "Provider", Name: "p"},
+		Events: []cluster.Event{
+			{Type: "Normal", Reason: "InstallPackageRevision", Object: "Provider/p", From: "packages/provider.pkg.crossplane.io", Count: 1, First: now.Add(-5 * time.Minute), Last: now.Add(-5 * time.Minute)},
+			{Type: "Warning", Reason: "LintPackage", Object: "ProviderRevision/p-1", Count: 4, First: now.Add(-10 * time.Minute), Last: now.Add(-2 * time.Minute)},
+		},
+	}
+	var b strings.Builder
+	writeDescription(&b, d)
+	out := b.String()
+	for _, want := range []string{
+		"  TYPE      REASON                   AGE                FROM                                  OBJECT                 MESSAGE\n",
+		"  Normal    InstallPackageRevision   5m                 packages/provider.pkg.crossplane.io   Provider/p",
+		"  Warning   LintPackage              2m (x4 over 10m)   <none>                                ProviderRevision/p-1",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -103,12 +103,6 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	switch {
 	case o.Output == "" || o.Output == printers.FormatWide:
 		return o.table(pkgs)
-	case o.Output == printers.FormatName:
-		w := &printers.ErrWriter{W: o.root.IOStreams.Out}
-		for _, p := range pkgs {
-			fmt.Fprintf(w, "%s.%s/%s\n", strings.ToLower(p.Kind), p.Object.GroupVersionKind().Group, p.Name)
-		}
-		return w.Err
 	}
 	return o.document(pkgs)
 }
@@ -156,10 +150,11 @@ func (o *GetOptions) table(pkgs []*cluster.Package) error {
 	return t.Render(o.root.IOStreams.Out)
 }
 
-// document prints -o json|yaml and kubectl's template outputs (through
-// cli-runtime's PrintFlags: jsonpath=, jsonpath-as-json=, jsonpath-file=,
-// go-template=, go-template-file=, template=, templatefile=): the object
-// itself for one named package, else a List; custom-columns= a table.
+// document prints every -o but the tables through cli-runtime's
+// PrintFlags, as kubectl get does: json, yaml, name, jsonpath=,
+// jsonpath-as-json=, jsonpath-file=, go-template=, go-template-file=,
+// template= and templatefile=, of the object itself for one named
+// package, else of a List; custom-columns= is a table.
 func (o *GetOptions) document(pkgs []*cluster.Package) error {
 	out := o.root.IOStreams.Out
 	if spec, ok := strings.CutPrefix(o.Output, "custom-columns="); ok {
@@ -183,16 +178,18 @@ func (o *GetOptions) document(pkgs []*cluster.Package) error {
 		}
 		obj.Object = list.UnstructuredContent()
 	}
-	if o.Output == printers.FormatJSON || o.Output == printers.FormatYAML {
-		return printers.PrintObject(out, o.Output, obj.Object)
-	}
 	pf := genericclioptions.NewPrintFlags("")
 	pf.OutputFormat = &o.Output
 	p, err := pf.ToPrinter()
 	if err != nil {
 		return fmt.Errorf("-o %s: %w", o.Output, err)
 	}
-	return p.PrintObj(obj, out)
+	// A printer may drop a write's error; a full disk still fails.
+	w := &printers.ErrWriter{W: out}
+	if err := p.PrintObj(obj, w); err != nil {
+		return err
+	}
+	return w.Err
 }
 
 // conditionStatus is the status of condition t; generations before

@@ -46,14 +46,15 @@ func NewCmdOutdated(root *Root) *cobra.Command {
 		Use:   "outdated [KIND]",
 		Short: "Show which installed packages are behind, what they may move to, and tags that drifted",
 		Long: `Outdated prints one row per installed package:
-  CURRENT  the version its active revision runs
-  WANTED   the newest version that every installed package's dependsOn constraint
-           on it admits (from the Lock): what upgrade --all moves it to
-  LATEST   the newest stable version in its registry
-  DRIFT    yes when the tag it runs now names other content (another digest)
-           than its active revision runs: someone pushed over the tag. Crossplane
-           resolves a tag again only when it reconciles the package, so until
-           then it keeps running the old content
+
+* CURRENT: the version its active revision runs
+* WANTED: the newest version that every installed package's dependsOn constraint on
+  it admits (from the Lock): what upgrade --all moves it to
+* LATEST: the newest stable version in its registry
+* DRIFT: yes when the tag it runs now names other content (another digest) than its
+  active revision runs: someone pushed over the tag. Crossplane resolves a tag again
+  only when it reconciles the package, so until then it keeps running the old content
+
 Pre-releases count for WANTED with --pre, or when the package runs one; LATEST is
 always stable. A package pinned by digest (repository:tag@sha256:...) cannot drift,
 but still shows a newer tag. -o wide adds the digest each package runs and the

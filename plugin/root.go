@@ -15,6 +15,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
+	"k8s.io/kubectl/pkg/util/templates"
+	"k8s.io/kubectl/pkg/util/term"
 
 	// Credential plugins a kubeconfig may name: exec is built into client-go;
 	// this registers oidc (and the stubs that explain the removed cloud ones).
@@ -92,7 +94,38 @@ packages from registries, .xpkg files, OCI layouts and directories.`,
 	cmd.AddCommand(NewCmdVersion(root), NewCmdExtract(root), NewCmdValidate(root), NewCmdDiff(root), NewCmdVersions(root),
 		NewCmdInstall(root), NewCmdGet(root), NewCmdDescribe(root), NewCmdUpgrade(root), NewCmdRollback(root), NewCmdUninstall(root), NewCmdTree(root), NewCmdOutdated(root), NewCmdInspect(root))
 	addGroups(cmd)
+	// kubectl's own normalisation: Examples are indented by two spaces;
+	// Long is Markdown, rendered by help when it is printed (rendering
+	// every command's at each start would cost a millisecond).
+	for _, c := range append(cmd.Commands(), cmd) {
+		c.Example = templates.Examples(c.Example)
+	}
+	cmd.SetHelpFunc(help)
 	return cmd
+}
+
+// help is cobra's help (the long description, then the usage) with the
+// description normalised by kubectl's templates (Markdown: a paragraph is
+// one line, lists are indented) and wrapped to the terminal as kubectl
+// wraps its own help: at 80, 100 or 120 columns, whichever the terminal
+// fits; not at all when stdout is no terminal, so that a script sees a
+// paragraph per line.
+func help(c *cobra.Command, _ []string) {
+	out := c.OutOrStdout()
+	if desc := longDesc(c); desc != "" {
+		fmt.Fprint(term.NewResponsiveWriter(out), desc+"\n\n")
+	}
+	if c.Runnable() || c.HasSubCommands() {
+		fmt.Fprint(out, c.UsageString())
+	}
+}
+
+// longDesc is the command's description as help prints it.
+func longDesc(c *cobra.Command) string {
+	if c.Long == "" {
+		return strings.TrimSpace(c.Short)
+	}
+	return templates.LongDesc(c.Long)
 }
 
 // addGroups declares the help sections that at least one verb uses.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -148,4 +149,44 @@ func TestVersionRejectsUnknownOutput(t *testing.T) {
 	if out.Len() != 0 {
 		t.Errorf("wrote output before failing: %q", out)
 	}
+}
+
+// TestHelpIsNormalisedAsKubectls: every command's help goes through
+// kubectl's templates: a Long paragraph is one line (the terminal or the
+// help writer wraps it), lists are Markdown lists rendered as kubectl
+// renders them, and every example line is indented by exactly two spaces.
+func TestHelpIsNormalisedAsKubectls(t *testing.T) {
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	root := NewCmdRoot(streams)
+	cmds := append(root.Commands(), root)
+	for _, c := range cmds {
+		lines := strings.Split(longDesc(c), "\n")
+		for i := 1; i < len(lines); i++ {
+			prev, cur := lines[i-1], lines[i]
+			if prev != "" && cur != "" && !strings.HasPrefix(strings.TrimSpace(cur), "*") {
+				t.Errorf("%s: a paragraph of Long is broken over lines:\n%s\n%s", c.Name(), prev, cur)
+			}
+		}
+		for _, l := range strings.Split(c.Example, "\n") {
+			if c.Example == "" {
+				break
+			}
+			if !strings.HasPrefix(l, "  ") || strings.HasPrefix(l, "   ") || strings.TrimSpace(l) != l[2:] {
+				t.Errorf("%s: example line %q is not indented by two spaces, trimmed", c.Name(), l)
+			}
+		}
+	}
+	out, _ := findCommand(t, root, "outdated")
+	if !strings.Contains(longDesc(out), "\n  *  CURRENT: the version its active revision runs\n") {
+		t.Errorf("outdated's list of columns is no list:\n%s", longDesc(out))
+	}
+}
+
+func findCommand(t *testing.T, root *cobra.Command, name string) (*cobra.Command, []string) {
+	t.Helper()
+	c, rest, err := root.Find([]string{name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, rest
 }

@@ -51,9 +51,11 @@ func NewCmdUninstall(root *Root) *cobra.Command {
 definitions they installed (CRDs, MRDs, XRDs), and with a definition every object of
 its kind. Before deleting anything, uninstall plans the removal; a blocking finding
 stops it with exit status 3 unless --force:
-  dependents    another installed package depends on it (according to the Lock);
-                the dependents are named as KIND/NAME
-  live-objects  objects exist of a kind the package defines, counted per kind
+
+* dependents: another installed package depends on it (according to the Lock); the
+  dependents are named as KIND/NAME
+* live-objects: objects exist of a kind the package defines, counted per kind
+
 Crossplane never removes dependencies: --with-dependencies also removes those that
 nothing else needs, after the named packages are gone, and plans them too. On a
 terminal, uninstall asks before deleting unless --yes. --dry-run prints the plan and

@@ -11,26 +11,44 @@ import (
 	"syscall"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/interrupt"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/startup"
 	"github.com/kubectl-xpkg/kubectl-xpkg/plugin"
 )
 
 func main() {
+	startup.Done()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	os.Exit(run(streams, os.Args[1:]))
 }
 
 func run(streams genericiooptions.IOStreams, args []string) int {
-	ctx, interrupted, stop := onSignals(context.Background())
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var got os.Signal
+	// kubectl's interrupt handler: at the first SIGINT, SIGTERM, SIGHUP
+	// (the terminal closed) or SIGQUIT the context is cancelled, so that
+	// the verb stops, removes what it half-wrote and says what it left;
+	// a second signal then ends the process at once, as it would have
+	// without a handler.
+	h := interrupt.New(func(s os.Signal) {
+		mu.Lock()
+		got = s
+		mu.Unlock()
+		signal.Reset(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	}, cancel)
 	cmd := plugin.NewCmdRoot(streams)
 	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
-	if sig := interrupted(); sig != nil {
-		// The verb saw its context cancelled, removed what it had
-		// half-written and said what it left; the exit status says why,
-		// as a shell reports a process a signal stopped.
+	err := h.Run(func() error { return cmd.ExecuteContext(ctx) })
+	mu.Lock()
+	sig := got
+	mu.Unlock()
+	if sig != nil {
+		// The exit status says why, as a shell reports a process a signal
+		// stopped.
 		msg := "interrupted by " + signalName(sig)
 		if err != nil && !errors.Is(err, exit.Silent) && !isOnlyCancel(err) {
 			msg += ": " + exit.Message(err)
@@ -44,51 +62,14 @@ func run(streams genericiooptions.IOStreams, args []string) int {
 	return exit.Code(err)
 }
 
-// onSignals cancels the context at the first SIGINT or SIGTERM, so that
-// the verb stops, cleans up and returns; a second one ends the process at
-// once, as kubectl's interrupt handling does.
-func onSignals(parent context.Context) (context.Context, func() os.Signal, func()) {
-	ctx, cancel := context.WithCancel(parent)
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	var mu sync.Mutex
-	var got os.Signal
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case s := <-ch:
-				mu.Lock()
-				first := got == nil
-				if first {
-					got = s
-				}
-				mu.Unlock()
-				if !first {
-					os.Exit(128 + int(s.(syscall.Signal)))
-				}
-				cancel()
-			case <-done:
-				return
-			}
-		}
-	}()
-	interrupted := func() os.Signal {
-		mu.Lock()
-		defer mu.Unlock()
-		return got
-	}
-	stop := func() {
-		signal.Stop(ch)
-		close(done)
-		cancel()
-	}
-	return ctx, interrupted, stop
-}
-
 func signalName(s os.Signal) string {
-	if s == syscall.SIGTERM {
+	switch s {
+	case syscall.SIGTERM:
 		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
 	}
 	return "SIGINT"
 }

@@ -40,7 +40,8 @@ func leftovers(t *testing.T, dir string) []string {
 
 // TestInterruptedExtractLeavesNothing: Ctrl-C or SIGTERM while the layer
 // is being read (the registry stalls mid-blob) stops extract at once,
-// removes the temporary file or directory, and exits 130 or 143.
+// removes the temporary file or directory, and exits 130, 143 or 129
+// (SIGHUP).
 func TestInterruptedExtractLeavesNothing(t *testing.T) {
 	p, ref, x := behindProxy(t)
 	for _, c := range []struct {
@@ -51,6 +52,8 @@ func TestInterruptedExtractLeavesNothing(t *testing.T) {
 	}{
 		{"SIGINT, -o FILE", syscall.SIGINT, "out.yaml", 130},
 		{"SIGTERM, -o DIR/", syscall.SIGTERM, "out/", 143},
+		// The terminal closed: kubectl's interrupt handler takes SIGHUP too.
+		{"SIGHUP, -o FILE", syscall.SIGHUP, "out.yaml", 129},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -74,7 +77,7 @@ func TestInterruptedExtractLeavesNothing(t *testing.T) {
 			if left := leftovers(t, dir); len(left) > 0 {
 				t.Errorf("left behind: %v", left)
 			}
-			if !strings.Contains(r.Stderr, "error: interrupted by "+map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}[c.sig]) {
+			if !strings.Contains(r.Stderr, "error: interrupted by "+map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP"}[c.sig]) {
 				t.Errorf("stderr: %s", r.Stderr)
 			}
 		})

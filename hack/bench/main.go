@@ -39,12 +39,14 @@ import (
 type config struct {
 	bin    string // kubectl-xpkg, absolute
 	k8sBin string // kube-apiserver, etcd, kubectl
-	envDir string // the describe benchmark's environment
-	out    string // "" writes nothing
-	runs   int    // runs of each command
-	only   []string
-	tmp    string // scratch directory, removed at the end
-	root   string // module root
+	// crossplaneCLI is the crossplane CLI startup is compared with.
+	crossplaneCLI string
+	envDir        string // the describe benchmark's environment
+	out           string // "" writes nothing
+	runs          int    // runs of each command
+	only          []string
+	tmp           string // scratch directory, removed at the end
+	root          string // module root
 }
 
 // startupRuns is how many times more often the startup commands run than
@@ -82,6 +84,7 @@ func main() {
 func parseFlags() (*config, error) {
 	cfg := &config{}
 	flag.StringVar(&cfg.bin, "bin", "bin/kubectl-xpkg", "kubectl-xpkg binary to measure (make build: stripped, -trimpath)")
+	flag.StringVar(&cfg.crossplaneCLI, "crossplane-cli", "", "the crossplane CLI whose --help startup is compared (default: hack/build-crossplane-cli.sh builds it)")
 	flag.StringVar(&cfg.k8sBin, "k8s-bin", "", "directory with kube-apiserver, etcd and kubectl (default: hack/bin/k8s-*, see hack/build-k8s.sh)")
 	flag.StringVar(&cfg.envDir, "env-dir", "_output/bench-env", "state directory of the describe benchmark's API server, relative to the module root")
 	flag.StringVar(&cfg.out, "out", "BENCHMARKS.md", "report to write, relative to the module root (\"\" for none)")
@@ -112,9 +115,24 @@ func parseFlags() (*config, error) {
 		return nil, fmt.Errorf("-bin: %w (make build)", err)
 	}
 	if cfg.k8sBin == "" {
-		cfg.k8sBin, err = testenv.DefaultBinDir()
+		if cfg.k8sBin, err = testenv.DefaultBinDir(); err != nil {
+			return nil, err
+		}
 	}
-	return cfg, err
+	if cfg.crossplaneCLI == "" {
+		root, err := testenv.ModuleRoot()
+		if err != nil {
+			return nil, err
+		}
+		build := exec.Command(filepath.Join(root, "hack/build-crossplane-cli.sh"))
+		build.Stderr = os.Stderr
+		out, err := build.Output()
+		if err != nil {
+			return nil, fmt.Errorf("hack/build-crossplane-cli.sh: %w", err)
+		}
+		cfg.crossplaneCLI = strings.TrimSpace(string(out))
+	}
+	return cfg, nil
 }
 
 func run(cfg *config) error {

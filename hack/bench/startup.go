@@ -13,8 +13,11 @@ import (
 const startupMethod = `` + "`kubectl-xpkg --help`" + ` and ` + "`kubectl-xpkg version --client`" + ` (no cluster
 contacted) against a hello-world Go program (` + "`fmt.Println`" + `) built here by the
 same toolchain with the same flags as ` + "`make build`" + ` (CGO_ENABLED=0, -trimpath,
--ldflags "-s -w"), the three taking turns. **Ratio: command / hello-world**;
-hello-world is the least a Go binary costs to start on this machine.`
+-ldflags "-s -w"), and against the crossplane CLI's ` + "`crossplane --help`" + ` (cmd/crank
+of crossplane v1.20.0, the newest release whose module holds the CLI, built the
+same way by hack/build-crossplane-cli.sh), all taking turns. **Ratios: command /
+hello-world** (hello-world is the least a Go binary costs to start on this
+machine) **and command / crossplane CLI** (the goal: 0.15 or less).`
 
 const helloSource = `package main
 
@@ -38,16 +41,18 @@ func runStartup(cfg *config, r *report) error {
 		{Bin: hello},
 		{Bin: cfg.bin, Args: []string{"--help"}},
 		{Bin: cfg.bin, Args: []string{"version", "--client"}},
+		{Bin: cfg.crossplaneCLI, Args: []string{"--help"}},
 	}
 	res, err := measure.Interleave(runs, cmds...)
 	if err != nil {
 		return err
 	}
 	r.printf("%d runs each, taking turns.\n\n", runs)
-	r.printf("| command | wall (median) | peak RSS | wall / hello-world |\n|---|---|---|---|\n")
-	names := []string{"hello-world", "kubectl-xpkg --help", "kubectl-xpkg version --client"}
+	r.printf("| command | wall (median) | peak RSS | wall / hello-world | wall / crossplane --help |\n|---|---|---|---|---|\n")
+	names := []string{"hello-world", "kubectl-xpkg --help", "kubectl-xpkg version --client", "crossplane --help (CLI v1.20.0)"}
+	cli := res[len(res)-1].Wall
 	for i, m := range res {
-		r.printf("| %s | %s | %s | %s |\n", names[i], ms(m.Wall), rssOf(m.RSS, m.Floor), ratio(m.Wall, res[0].Wall))
+		r.printf("| %s | %s | %s | %s | %s |\n", names[i], ms(m.Wall), rssOf(m.RSS, m.Floor), ratio(m.Wall, res[0].Wall), ratio(m.Wall, cli))
 	}
 	r.printf("\n")
 	t, err := traceInits(cfg.bin, runs)

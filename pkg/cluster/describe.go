@@ -1,15 +1,20 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
-	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kubectl/pkg/util/event"
 )
 
 // Description is everything describe shows about a package.
@@ -51,7 +56,9 @@ type Event struct {
 	Reason  string    `json:"reason"`
 	Object  string    `json:"object"`
 	Message string    `json:"message"`
+	From    string    `json:"from,omitempty"`
 	Count   int64     `json:"count"`
+	First   time.Time `json:"firstSeen"`
 	Last    time.Time `json:"lastSeen"`
 }
 
@@ -173,35 +180,57 @@ func dependencies(lock []LockPackage, p *Package) ([]DependencyStatus, []string)
 	return deps, dependents
 }
 
-// packageEvents keeps the events of the package and its revisions, newest
-// first, at most 20.
+// maxEvents is how many of the newest events describe keeps.
+const maxEvents = 20
+
+// packageEvents keeps the events of the package and its revisions in
+// kubectl describe's order (kubectl's SortableEvents: oldest first by last
+// timestamp), the newest 20 of them.
 func packageEvents(items []unstructured.Unstructured, d *Description) []Event {
 	names := map[string]bool{d.Package.Kind + "/" + d.Package.Name: true}
 	for _, r := range d.Revisions {
 		names[r.Kind+"/"+r.Name] = true
 	}
-	var out []Event
+	var sorted event.SortableEvents
 	for _, u := range items {
-		kind, _, _ := unstructured.NestedString(u.Object, "involvedObject", "kind")
-		obj, _, _ := unstructured.NestedString(u.Object, "involvedObject", "name")
-		if !names[kind+"/"+obj] {
+		var e corev1.Event
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &e) != nil {
 			continue
 		}
-		e := Event{Object: kind + "/" + obj}
-		e.Type, _, _ = unstructured.NestedString(u.Object, "type")
-		e.Reason, _, _ = unstructured.NestedString(u.Object, "reason")
-		e.Message, _, _ = unstructured.NestedString(u.Object, "message")
-		e.Count, _, _ = unstructured.NestedInt64(u.Object, "count")
-		e.Last = eventTime(&u)
-		out = append(out, e)
+		if !names[e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name] {
+			continue
+		}
+		// An events.k8s.io writer sets eventTime and no timestamps; the
+		// sort and the ages go by lastTimestamp, as kubectl's do.
+		if e.LastTimestamp.IsZero() {
+			e.LastTimestamp = metav1.Time{Time: cmp.Or(e.EventTime.Time, e.CreationTimestamp.Time)}
+		}
+		if e.FirstTimestamp.IsZero() {
+			e.FirstTimestamp = e.LastTimestamp
+		}
+		sorted = append(sorted, e)
 	}
-	slices.SortFunc(out, func(a, b Event) int { return b.Last.Compare(a.Last) })
-	if len(out) > 20 {
-		out = out[:20]
+	sort.Stable(sorted)
+	if len(sorted) > maxEvents {
+		sorted = sorted[len(sorted)-maxEvents:]
+	}
+	out := make([]Event, 0, len(sorted))
+	for _, e := range sorted {
+		out = append(out, Event{
+			Type:    e.Type,
+			Reason:  e.Reason,
+			Object:  e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name,
+			Message: strings.TrimSpace(e.Message),
+			From:    cmp.Or(e.Source.Component, e.ReportingController),
+			Count:   int64(e.Count),
+			First:   e.FirstTimestamp.Time,
+			Last:    e.LastTimestamp.Time,
+		})
 	}
 	return out
 }
 
+// eventTime is when an event was last seen, whichever API wrote it.
 func eventTime(u *unstructured.Unstructured) time.Time {
 	for _, f := range []string{"lastTimestamp", "eventTime", "firstTimestamp"} {
 		if s, _, _ := unstructured.NestedString(u.Object, f); s != "" {

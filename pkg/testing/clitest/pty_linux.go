@@ -16,11 +16,21 @@ import (
 // collected apart. Stdout holds what the terminal received.
 func (x *Test) RunTTY(args ...string) *Result {
 	x.t.Helper()
+	return x.RunTTYColumns(0, args...)
+}
+
+// RunTTYColumns is RunTTY on a terminal cols columns wide (0: a terminal
+// that reports no size, as a fresh pseudo-terminal does).
+func (x *Test) RunTTYColumns(cols uint16, args ...string) *Result {
+	x.t.Helper()
 	master, slave, err := openPTY()
 	if err != nil {
 		x.t.Fatalf("open a pseudo-terminal: %v", err)
 	}
 	defer master.Close()
+	if err := unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: cols, Row: 50}); err != nil {
+		x.t.Fatalf("size the pseudo-terminal: %v", err)
+	}
 	r := x.prepare(Binary(x.t), args)
 	r.cmd.Stdout = slave
 	if err := r.cmd.Start(); err != nil {
