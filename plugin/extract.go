@@ -107,6 +107,10 @@ func (o *ExtractOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// What reaches stdout cannot be taken back (extract REF | kubectl
+	// apply -f -): the content is verified before any of it is written.
+	// A file or directory is put in place only after the check anyway.
+	so.VerifyFirst = o.dir == "" && o.file == ""
 	p, err := openPackage(ctx, o.root, ref, so)
 	if err != nil {
 		return err

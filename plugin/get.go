@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
@@ -168,7 +169,7 @@ func (o *GetOptions) document(pkgs []*cluster.Package) error {
 		}
 		return cols.Print(out, objs)
 	}
-	var obj = &unstructured.Unstructured{}
+	var obj runtime.Object
 	if len(o.names) == 1 && len(pkgs) == 1 {
 		obj = pkgs[0].Object
 	} else {
@@ -176,7 +177,7 @@ func (o *GetOptions) document(pkgs []*cluster.Package) error {
 		for _, p := range pkgs {
 			list.Items = append(list.Items, *p.Object)
 		}
-		obj.Object = list.UnstructuredContent()
+		obj = list
 	}
 	pf := genericclioptions.NewPrintFlags("")
 	pf.OutputFormat = &o.Output

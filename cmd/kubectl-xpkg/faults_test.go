@@ -91,3 +91,24 @@ func TestRegistryFailuresEndInOneLineAndWriteNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestExtractToStdoutWritesNothingUnverified: extract REF | kubectl apply
+// -f - must not apply tampered content. A layer blob with one byte changed
+// in its middle decompresses fine up to that byte; extract to stdout
+// verifies the blob before it writes anything, so stdout stays empty.
+func TestExtractToStdoutWritesNothingUnverified(t *testing.T) {
+	p, ref, x := behindProxy(t)
+	for _, args := range [][]string{{}, {"-o", "json"}, {"--gzip"}} {
+		p.Clear()
+		p.Add(faultproxy.Fault{Match: "/blobs/", Corrupt: true})
+		r := x.Run(append([]string{"extract", ref, "--retries=0"}, args...)...).Fails(t, 1)
+		if r.Stdout != "" {
+			t.Errorf("extract %v wrote %d bytes of unverified content to stdout", args, len(r.Stdout))
+		}
+		contains(t, "stderr", r.Stderr, "sha256 checksum")
+	}
+	p.Clear()
+	if r := x.Run("extract", ref).Succeeds(t); !strings.Contains(r.Stdout, "kind: Provider") {
+		t.Errorf("the untampered package: %q", r.Stdout[:min(len(r.Stdout), 200)])
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -250,4 +252,190 @@ func withConfig(t *testing.T, img v1.Image, edit func(*v1.ConfigFile)) v1.Image 
 		t.Fatal(err)
 	}
 	return out
+}
+
+// corruptBlob changes a gzip layer blob of an OCI layout on disk where
+// gzip itself does not look: the modification time in its header. The
+// content reads as before; only the digest check can tell.
+func corruptBlob(t *testing.T, dir string, d v1.Hash) {
+	t.Helper()
+	blob := filepath.Join(dir, "blobs", d.Algorithm, d.Hex)
+	content, err := os.ReadFile(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content[4] ^= 0xff // MTIME
+	if err := os.WriteFile(blob, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLayoutConfigMustMatchItsDigest: an OCI layout's config blob is read
+// from disk by the digest the manifest names; content that does not hash
+// to it is refused wherever the config is used (the base layer label of
+// an unannotated image, inspect's entrypoint).
+func TestLayoutConfigMustMatchItsDigest(t *testing.T) {
+	img, err := fixture.Unannotated(stream(t, "Provider"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writeLayout(t, img)
+	cfgName, err := img.ConfigName()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readAll(t, dir, testOptions()); err != nil {
+		t.Fatalf("the untouched layout: %v", err)
+	}
+	blob := filepath.Join(dir, "blobs", cfgName.Algorithm, cfgName.Hex)
+	raw, err := os.ReadFile(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same length, one byte changed: still valid JSON.
+	raw = []byte(strings.Replace(string(raw), `"type":"layers"`, `"type":"layerz"`, 1))
+	if err := os.WriteFile(blob, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, inspect := range []bool{false, true} {
+		o := testOptions()
+		o.Inspect = inspect
+		_, _, err := readAll(t, dir, o)
+		if err == nil || !strings.Contains(err.Error(), "the image config of "+dir+" is corrupt: its content hashes to sha256:") {
+			t.Errorf("inspect %v: a tampered config: %v", inspect, err)
+		}
+	}
+}
+
+// TestFlattenedLayersAreVerified: an image without a base layer is read as
+// the flattened filesystem of its layers, and each layer is verified: an
+// image tarball's against the diff IDs its config lists, an OCI layout's
+// against its digest.
+func TestFlattenedLayersAreVerified(t *testing.T) {
+	img, err := fixture.Unannotated(stream(t, "Provider"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An image tarball whose config lists a wrong diff ID for layer 1.
+	bogus := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("0", 64)}
+	tampered := withConfig(t, img, func(cfg *v1.ConfigFile) { cfg.RootFS.DiffIDs[0] = bogus })
+	path := filepath.Join(t.TempDir(), "tampered.xpkg")
+	if err := fixture.WriteTarball(path, "example.org/tampered:v1", tampered); err != nil {
+		t.Fatal(err)
+	}
+	for _, first := range []bool{false, true} {
+		o := testOptions()
+		o.VerifyFirst = first
+		_, _, err = readAll(t, path, o)
+		if err == nil || !strings.Contains(err.Error(), "layer 1 of "+path+" is corrupt: its content hashes to sha256:") {
+			t.Errorf("verify first %v: a tarball layer unlike its diff ID: %v", first, err)
+		}
+	}
+
+	// An OCI layout whose second layer's blob changed on disk.
+	dir := writeLayout(t, img)
+	layers, _ := img.Layers()
+	d, _ := layers[1].Digest()
+	corruptBlob(t, dir, d)
+	_, _, err = readAll(t, dir, testOptions())
+	if err == nil || !strings.Contains(err.Error(), "layer 2 of "+dir+" is corrupt: its content hashes to sha256:") {
+		t.Errorf("a corrupt layout layer: %v", err)
+	}
+
+	// Untouched, both read.
+	good := filepath.Join(t.TempDir(), "good.xpkg")
+	if err := fixture.WriteTarball(good, "example.org/good:v1", img); err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{good, writeLayout(t, img)} {
+		if _, got, err := readAll(t, src, testOptions()); err != nil || !strings.Contains(string(got), "kind: Provider") {
+			t.Errorf("%s: %v %q", src, err, got)
+		}
+	}
+}
+
+// TestVerifyFirstHandsOutNothingUnverified: with VerifyFirst, a layer that
+// does not match its digest (a layout's blob, a registry's) or its diff ID
+// (an image tarball's) fails Open: not one byte of its content is handed
+// out. Without it, the content reads and Close reports the mismatch.
+func TestVerifyFirstHandsOutNothingUnverified(t *testing.T) {
+	img, err := fixture.Image(stream(t, "Provider"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, _ := img.Layers()
+	d, _ := layers[0].Digest()
+	layout := writeLayout(t, img)
+	corruptBlob(t, layout, d)
+
+	tarball := filepath.Join(t.TempDir(), "tampered.xpkg")
+	bogus := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("0", 64)}
+	if err := fixture.WriteTarball(tarball, "example.org/tampered:v1", withConfig(t, img, func(cfg *v1.ConfigFile) { cfg.RootFS.DiffIDs = []v1.Hash{bogus} })); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, src := range []string{layout, tarball} {
+		o := testOptions()
+		o.VerifyFirst = true
+		if p, err := source.Open(context.Background(), src, o); err == nil || !strings.Contains(err.Error(), "is corrupt: its content hashes to") {
+			if p != nil {
+				p.Close()
+			}
+			t.Errorf("%s, verify first: Open = %v, want the mismatch", src, err)
+		}
+		o.VerifyFirst = false
+		p, err := source.Open(context.Background(), src, o)
+		if err != nil {
+			t.Fatalf("%s: Open: %v", src, err)
+		}
+		b, err := io.ReadAll(p.Stream())
+		if err != nil || !strings.Contains(string(b), "kind: Provider") {
+			t.Errorf("%s: without verify first the content reads: %v %q", src, err, b)
+		}
+		if err := p.Close(); err == nil || !strings.Contains(err.Error(), "is corrupt") {
+			t.Errorf("%s: Close = %v, want the mismatch", src, err)
+		}
+	}
+	// A good layer reads with VerifyFirst, and leaves no temporary file.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	o := testOptions()
+	o.VerifyFirst = true
+	if _, got, err := readAll(t, writeLayout(t, img), o); err != nil || !strings.Contains(string(got), "kind: Provider") {
+		t.Errorf("a good layout, verify first: %v %q", err, got)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("left in TMPDIR: %v", left)
+	}
+}
+
+// TestLayoutManifestMustMatchItsDigest: an OCI layout's manifest is read
+// from disk by the digest index.json names; a manifest changed on disk
+// (here its base layer annotation) is refused.
+func TestLayoutManifestMustMatchItsDigest(t *testing.T) {
+	img, err := fixture.Image(stream(t, "Provider"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writeLayout(t, img)
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := filepath.Join(dir, "blobs", d.Algorithm, d.Hex)
+	raw, err := os.ReadFile(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(raw), `"io.crossplane.xpkg":"base"`, `"io.crossplane.xpkg":"basf"`, 1)
+	if changed == string(raw) {
+		t.Fatalf("no base annotation in %s", raw)
+	}
+	if err := os.WriteFile(blob, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = readAll(t, dir, testOptions())
+	if err == nil || !strings.Contains(err.Error(), "the manifest "+d.String()+" of "+dir+" is corrupt: its content hashes to sha256:") {
+		t.Errorf("a tampered manifest: %v", err)
+	}
 }

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,6 +46,9 @@ func selectFromIndex(idx v1.ImageIndex, platform v1.Platform, what string) (v1.I
 	img, err := idx.Image(d.Digest)
 	if err != nil {
 		return nil, "", fmt.Errorf("read image %s of %s: %w", d.Digest, what, err)
+	}
+	if err := checkManifest(img, d.Digest, "the manifest "+d.Digest.String()+" of "+what); err != nil {
+		return nil, "", err
 	}
 	note := fmt.Sprintf("image index with one manifest: used %s", d.Digest)
 	if len(im.Manifests) > 1 {
@@ -127,13 +131,57 @@ func checkConfigSize(img v1.Image, what string) error {
 	return nil
 }
 
-func labelledLayers(img v1.Image, what string) ([]v1.Hash, error) {
+// checkManifest checks a manifest read by digest (an OCI layout reads it
+// from disk unchecked) against that digest.
+func checkManifest(m interface{ RawManifest() ([]byte, error) }, want v1.Hash, what string) error {
+	raw, err := m.RawManifest()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", what, err)
+	}
+	vr, err := newVerifyReader(bytes.NewReader(raw), want, 0, what)
+	if err != nil {
+		return err
+	}
+	return vr.verify()
+}
+
+// configFile reads the image config, no bigger than MaxConfigBytes, and
+// checks it against the manifest's config descriptor before parsing it: a
+// config says which layer is the package and what its layers hash to.
+func configFile(img v1.Image, what string) (*v1.ConfigFile, error) {
 	if err := checkConfigSize(img, what); err != nil {
 		return nil, err
 	}
-	cfg, err := img.ConfigFile()
+	m, err := img.Manifest()
+	if err != nil {
+		return nil, fmt.Errorf("read manifest of %s: %w", what, err)
+	}
+	want := m.Config.Digest // an image tarball's is computed: its layers are checked against the diff IDs the config lists
+	raw, err := img.RawConfigFile()
 	if err != nil {
 		return nil, fmt.Errorf("read image config of %s: %w", what, err)
+	}
+	if len(raw) > MaxConfigBytes {
+		return nil, fmt.Errorf("the image config of %s is %d bytes: an image config is kilobytes, and more than %d bytes is refused", what, len(raw), MaxConfigBytes)
+	}
+	vr, err := newVerifyReader(bytes.NewReader(raw), want, 0, "the image config of "+what)
+	if err != nil {
+		return nil, err
+	}
+	if err := vr.verify(); err != nil {
+		return nil, err
+	}
+	cfg, err := v1.ParseConfigFile(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("image config of %s: %w", what, err)
+	}
+	return cfg, nil
+}
+
+func labelledLayers(img v1.Image, what string) ([]v1.Hash, error) {
+	cfg, err := configFile(img, what)
+	if err != nil {
+		return nil, err
 	}
 	var out []v1.Hash
 	for k, v := range cfg.Config.Labels {

@@ -117,12 +117,9 @@ func configDiffID(img v1.Image, l v1.Layer, what string) (v1.Hash, error) {
 		return v1.Hash{}, err
 	}
 	i := slices.IndexFunc(m.Layers, func(desc v1.Descriptor) bool { return desc.Digest == d })
-	if err := checkConfigSize(img, what); err != nil {
-		return v1.Hash{}, err
-	}
-	cfg, err := img.ConfigFile()
+	cfg, err := configFile(img, what)
 	if err != nil {
-		return v1.Hash{}, fmt.Errorf("read image config of %s: %w", what, err)
+		return v1.Hash{}, err
 	}
 	if i < 0 || i >= len(cfg.RootFS.DiffIDs) {
 		return v1.Hash{}, fmt.Errorf("the image config of %s lists %d diff IDs for %d layers: the layer cannot be verified", what, len(cfg.RootFS.DiffIDs), len(m.Layers))

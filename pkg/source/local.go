@@ -74,6 +74,9 @@ func openLayout(dir string, o Options) (*Package, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
+		if err := checkManifest(inner, im.Manifests[0].Digest, "the image index "+im.Manifests[0].Digest.String()+" of "+dir); err != nil {
+			return nil, err
+		}
 		idx = inner
 	}
 	img, note, err := selectFromIndex(idx, *o.Platform, dir)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 )
 
 // openImage reads the package out of an image: the base layer if the rules
@@ -23,12 +22,13 @@ func openImage(img v1.Image, info Info, o Options, verifyBlobs bool) (*Package, 
 		return nil, err
 	}
 	info.Rule = choice.rule
+	var cfg *v1.ConfigFile
 	if o.Inspect { // inspect reads the config too
-		if err := checkConfigSize(img, what); err != nil {
+		if cfg, err = configFile(img, what); err != nil {
 			return nil, err
 		}
 	}
-	describeImage(img, &info, o.Inspect)
+	describeImage(img, &info, cfg)
 	var opened *openedLayer
 	layerWhat := "the flattened filesystem of " + what
 	if choice.layer != nil {
@@ -47,15 +47,22 @@ func openImage(img v1.Image, info Info, o Options, verifyBlobs bool) (*Package, 
 	}
 	switch {
 	case choice.layer == nil:
-		rc := mutate.Extract(img)
-		opened = &openedLayer{tar: newLimitReader(rc, o.MaxUncompressed, layerWhat), finish: func() error { return nil }, close: rc.Close}
+		opened, err = openFlattened(img, what, verifyBlobs, o)
+	case verifyBlobs && o.VerifyFirst:
+		opened, err = openBlobVerified(choice.layer, o.MaxUncompressed, layerWhat, o.Progress)
 	case verifyBlobs:
 		opened, err = openBlob(choice.layer, o.MaxUncompressed, layerWhat, o.Progress)
 	default:
 		var diffID v1.Hash
-		if diffID, err = configDiffID(img, choice.layer, what); err == nil {
-			opened, err = openUncompressed(choice.layer, diffID, o.MaxUncompressed, layerWhat)
+		if diffID, err = configDiffID(img, choice.layer, what); err != nil {
+			break
 		}
+		if o.VerifyFirst {
+			if err = verifyUncompressed(choice.layer, diffID, o.MaxUncompressed, layerWhat); err != nil {
+				break
+			}
+		}
+		opened, err = openUncompressed(choice.layer, diffID, o.MaxUncompressed, layerWhat)
 	}
 	if err != nil {
 		return nil, err
@@ -101,9 +108,9 @@ func seen(names []string) string {
 }
 
 // describeImage records what the image's manifest says (an index the
-// caller chose it from is recorded already), and with config what its
-// config says (one more request to a registry).
-func describeImage(img v1.Image, info *Info, config bool) {
+// caller chose it from is recorded already), and what its config says when
+// the caller read it (one more request to a registry).
+func describeImage(img v1.Image, info *Info, cfg *v1.ConfigFile) {
 	if info.Image == nil {
 		info.Image = &ImageInfo{}
 	}
@@ -116,11 +123,8 @@ func describeImage(img v1.Image, info *Info, config bool) {
 		ii.Config = m.Config.Digest.String()
 		ii.Layers = len(m.Layers)
 	}
-	if !config {
-		return
-	}
-	if cf, err := img.ConfigFile(); err == nil {
-		ii.Entrypoint, ii.Cmd = cf.Config.Entrypoint, cf.Config.Cmd
+	if cfg != nil {
+		ii.Entrypoint, ii.Cmd = cfg.Config.Entrypoint, cfg.Config.Cmd
 	}
 }
 

@@ -59,6 +59,14 @@ type Options struct {
 	Progress io.Writer
 	// Inspect reads the image config too (its entrypoint), for inspect.
 	Inspect bool
+	// VerifyFirst checks every blob the package content comes from
+	// before any of it is handed out, for output that cannot be taken
+	// back (a pipe into kubectl apply). A registry's or an OCI layout's
+	// layer is spooled compressed (to an unlinked temporary file) and
+	// verified, then decompressed; an image tarball's layer is read and
+	// verified once, then read again. Otherwise content is verified as it
+	// is read, and Package.Close reports a mismatch at the end.
+	VerifyFirst bool
 	// Retry bounds the retries of transient registry faults: the zero
 	// Retry means DefaultRetry; otherwise a zero MaxTime or Stall takes
 	// the default's, and Attempts 0 means no retries.
