@@ -193,7 +193,7 @@ func runExtract(cfg *config, r *report) error {
 	if out, err := c.CombinedOutput(); err != nil {
 		return fmt.Errorf("build hack/bench/extract: %v: %s", err, out)
 	}
-	return extractbench.Run(cfg.bin, floor, cfg.runs, r)
+	return extractbench.Run(cfg.bin, floor, cfg.tmp, cfg.runs, r)
 }
 
 func runDiff(cfg *config, r *report) error {

@@ -1,10 +1,13 @@
 // Package extractbench benchmarks `kubectl xpkg extract` to stdout against
-// its floor: fetching the same layer blob from the same loopback registry
-// and gunzipping it to /dev/null. It pushes provider-aws v0.58.0 and a
-// synthetic package ten times larger to an in-process registry, runs each
-// command several times as a separate process, the three commands of a
-// package taking turns, and prints the median wall time and the peak RSS of
-// each, with the ratios, as a Markdown table.
+// `crane export REF -` (go-containerregistry's CLI, built from this
+// module's go-containerregistry) and against its floor: fetching the same
+// layer blob from the same loopback registry and gunzipping it to
+// /dev/null. It pushes provider-aws v0.58.0 and a synthetic package ten
+// times larger to an in-process registry, runs each command several times
+// as a separate process, the commands of a package taking turns with the
+// plugin's --help (whose peak RSS extract's is compared with), and prints
+// the median wall time and the peak RSS of each, with the ratios, as a
+// Markdown table.
 //
 // The floor runs as a benchmark binary started with FloorArg (Run's
 // floorBin, hack/bench/extract itself when it runs alone), whose main
@@ -26,6 +29,7 @@ import (
 	"log"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -87,8 +91,15 @@ func Floor(ref, impl string) error {
 }
 
 // Run measures bin's extract on both packages, runs times each, and writes
-// the table to w. floorBin runs the floor; "" is this binary.
-func Run(bin, floorBin string, runs int, w io.Writer) error {
+// the table to w. floorBin runs the floor; "" is this binary. tmp holds
+// the crane binary it builds.
+func Run(bin, floorBin, tmp string, runs int, w io.Writer) error {
+	crane := filepath.Join(tmp, "crane")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", crane, "github.com/google/go-containerregistry/cmd/crane")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build crane: %v: %s", err, out)
+	}
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
@@ -105,7 +116,7 @@ func Run(bin, floorBin string, runs int, w io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "| package | uncompressed | extract (median) | extract peak RSS | floor, klauspost gunzip | floor, stdlib gunzip | extract / klauspost floor | extract / stdlib floor |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| package | uncompressed | extract (median) | crane export (median) | **extract / crane export** | floor: fetch + gunzip | extract / floor | extract peak RSS | --help peak RSS | **extract − --help RSS** |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, pkg := range []struct {
 		name   string
 		stream []byte
@@ -116,16 +127,17 @@ func Run(bin, floorBin string, runs int, w io.Writer) error {
 		}
 		res, err := measure.Interleave(runs,
 			measure.Command{Bin: bin, Args: []string{"extract", ref}},
+			measure.Command{Bin: crane, Args: []string{"export", ref, "-"}},
 			measure.Command{Bin: floorBin, Args: []string{FloorArg, blob, "klauspost"}},
-			measure.Command{Bin: floorBin, Args: []string{FloorArg, blob, "stdlib"}})
+			measure.Command{Bin: bin, Args: []string{"--help"}})
 		if err != nil {
 			return err
 		}
-		ext, fk, fs := res[0], res[1], res[2]
-		fmt.Fprintf(w, "| %s | %.1f MB | %s | %.1f MiB | %s (%.1f MiB) | %s (%.1f MiB) | %.2f | %.2f |\n", pkg.name,
-			float64(len(pkg.stream))/1e6, ext.Wall.Round(time.Millisecond), ext.MiB(),
-			fk.Wall.Round(time.Millisecond), fk.MiB(), fs.Wall.Round(time.Millisecond), fs.MiB(),
-			ext.Wall.Seconds()/fk.Wall.Seconds(), ext.Wall.Seconds()/fs.Wall.Seconds())
+		ext, cr, fk, help := res[0], res[1], res[2], res[3]
+		fmt.Fprintf(w, "| %s | %.1f MB | %s | %s | %.2f | %s | %.2f | %.1f MiB | %.1f MiB | %+.1f MiB |\n", pkg.name,
+			float64(len(pkg.stream))/1e6, ext.Wall.Round(time.Millisecond), cr.Wall.Round(time.Millisecond),
+			ext.Wall.Seconds()/cr.Wall.Seconds(), fk.Wall.Round(time.Millisecond), ext.Wall.Seconds()/fk.Wall.Seconds(),
+			ext.MiB(), help.MiB(), ext.MiB()-help.MiB())
 	}
 	return nil
 }
