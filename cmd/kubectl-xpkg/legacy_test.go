@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -104,6 +105,18 @@ func testLegacyGeneration(t *testing.T, g legacyGeneration) {
 	if crd != "redisclusters.cache.crossplane.io/v1alpha1" || ann != "special" {
 		t.Errorf("request by CRD: %v", u.Object["spec"])
 	}
+	if g.crossplane != "" {
+		// The release's own schema is served: the API server refuses what
+		// the package manager of those days could not have read.
+		bad := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": g.group + "/v1alpha1", "kind": g.kind,
+			"metadata": map[string]any{"name": "typed", "namespace": "default"},
+			"spec":     map[string]any{"package": int64(7)},
+		}}
+		if _, err := dyn.Resource(gvr).Namespace("default").Create(ctx, bad, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+			t.Errorf("a %s whose spec.package is a number: %v, want Invalid", g.kind, err)
+		}
+	}
 	r = x.Run("install", strings.ToLower(g.kind), "registry.crossplane.io/crossplane/provider-gcp:v0.1.0", "bad", "--manual-activation").Fails(t, 1)
 	contains(t, "modern flag", r.Stderr, "apply to pkg.crossplane.io")
 
@@ -158,7 +171,7 @@ func playLegacyManager(t *testing.T, dyn dynamic.Interface, g legacyGeneration, 
 		t.Fatal(err)
 	}
 	u.Object["status"] = map[string]any{
-		"conditionedStatus": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Available"}}},
+		"conditionedStatus": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}},
 		g.recordField:       map[string]any{"name": name, "namespace": "default"},
 	}
 	if _, err := dyn.Resource(gvr).Namespace("default").UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {

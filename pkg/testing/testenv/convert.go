@@ -4,13 +4,16 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // crdToV1 turns an apiextensions.k8s.io/v1beta1 CRD (what Crossplane v0.x
 // ships; today's API servers serve only v1) into a v1 one that serves the
-// same group, names, scope, versions, subresources and printer columns. Its
-// schema keeps every field: v0.x schemas are often not structural, which v1
-// requires, and the tests need the API, not its validation.
+// same group, names, scope, versions, subresources and printer columns,
+// and validates what its schema says: types, enums, required fields,
+// patterns and bounds. v1 demands a structural schema, which v0.x schemas
+// often are not: structural makes them so, and keeps unknown fields as
+// v1beta1 did (its preserveUnknownFields defaulted to true).
 func crdToV1(in *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	spec, _, _ := unstructured.NestedMap(in.Object, "spec")
 	if spec == nil {
@@ -21,11 +24,16 @@ func crdToV1(in *unstructured.Unstructured) (*unstructured.Unstructured, error) 
 		v, _ := spec["version"].(string)
 		versions = []any{map[string]any{"name": v, "served": true, "storage": true}}
 	}
-	schema := map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}
+	shared, _, _ := unstructured.NestedMap(spec, "validation", "openAPIV3Schema")
 	var out []any
 	for _, raw := range versions {
 		v, _ := raw.(map[string]any)
-		nv := map[string]any{"name": v["name"], "served": orTrue(v["served"]), "storage": orTrue(v["storage"]), "schema": schema}
+		s, _, _ := unstructured.NestedMap(v, "schema", "openAPIV3Schema")
+		if s == nil {
+			s = runtime.DeepCopyJSON(shared)
+		}
+		nv := map[string]any{"name": v["name"], "served": orTrue(v["served"]), "storage": orTrue(v["storage"]),
+			"schema": map[string]any{"openAPIV3Schema": structuralRoot(s)}}
 		if sub, ok := spec["subresources"]; ok {
 			nv["subresources"] = sub
 		}
@@ -40,6 +48,74 @@ func crdToV1(in *unstructured.Unstructured) (*unstructured.Unstructured, error) 
 		"spec":     map[string]any{"group": spec["group"], "names": spec["names"], "scope": spec["scope"], "versions": out},
 	}}
 	return u, nil
+}
+
+// structuralRoot is a CRD's root schema made structural. The API server
+// validates metadata itself: a root schema may say no more of it than
+// that it is an object.
+func structuralRoot(s map[string]any) map[string]any {
+	if s == nil {
+		return map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+	}
+	s = structural(s)
+	s["type"] = "object"
+	if props, ok := s["properties"].(map[string]any); ok {
+		if _, ok := props["metadata"]; ok {
+			props["metadata"] = map[string]any{"type": "object"}
+		}
+	}
+	return s
+}
+
+// notInV1 are schema keywords v1beta1 accepted and v1 refuses.
+var notInV1 = []string{"$ref", "$schema", "definitions", "dependencies", "id", "patternProperties"}
+
+// structural makes a v0.x schema node structural, in place: every node
+// gets a type (object when it has properties, array when it has items;
+// otherwise it keeps anything), keywords v1 refuses are dropped, and an
+// object keeps the fields its schema does not name, as under v1beta1.
+func structural(s map[string]any) map[string]any {
+	for _, k := range notInV1 {
+		delete(s, k)
+	}
+	props, hasProps := s["properties"].(map[string]any)
+	for name, p := range props {
+		if m, ok := p.(map[string]any); ok {
+			props[name] = structural(m)
+		}
+	}
+	if items, ok := s["items"].(map[string]any); ok {
+		s["items"] = structural(items)
+	}
+	switch ap := s["additionalProperties"].(type) {
+	case map[string]any:
+		if hasProps { // v1 allows properties or additionalProperties, not both
+			delete(s, "additionalProperties")
+		} else {
+			s["additionalProperties"] = structural(ap)
+		}
+	case bool: // v1 refuses false, and true says no more than what follows
+		delete(s, "additionalProperties")
+	}
+	for _, k := range []string{"allOf", "anyOf", "oneOf", "not"} {
+		delete(s, k) // value validation structural schemas restrict; the types above stand
+	}
+	if _, ok := s["type"]; !ok {
+		switch {
+		case hasProps:
+			s["type"] = "object"
+		case s["items"] != nil:
+			s["type"] = "array"
+		default:
+			return map[string]any{"x-kubernetes-preserve-unknown-fields": true}
+		}
+	}
+	if s["type"] == "object" {
+		if _, ok := s["additionalProperties"]; !ok {
+			s["x-kubernetes-preserve-unknown-fields"] = true
+		}
+	}
+	return s
 }
 
 func orTrue(v any) any {
