@@ -139,11 +139,10 @@ func (o *DiffOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return exit.WithCode(DiffTrouble, err)
 	}
-	res, err := comparePackages(ctx, o.root, args, opts, limits)
+	r, err := comparePackages(ctx, o.root, args, opts, limits)
 	if err != nil {
 		return exit.WithCode(DiffTrouble, err)
 	}
-	r := res.Report
 	if err := o.print(r); err != nil {
 		return exit.WithCode(DiffTrouble, err)
 	}
@@ -233,15 +232,15 @@ func (o *DiffOptions) colour() bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// comparePackages reads both packages at once, says what it read, and
-// compares them.
-func comparePackages(ctx context.Context, root *Root, args [2]string, opts [2]source.Options, limits xpkg.Limits) (*compare.Result, error) {
-	res, err := compare.Sources(ctx, args, opts, limits)
+// comparePackages reads both packages at once as streams, says what it
+// read, and compares them.
+func comparePackages(ctx context.Context, root *Root, args [2]string, opts [2]source.Options, limits xpkg.Limits) (*diff.Report, error) {
+	r, infos, err := compare.Stream(ctx, args, opts, limits)
 	if err != nil {
 		return nil, err
 	}
-	for _, i := range res.Infos {
+	for _, i := range infos {
 		fmt.Fprintln(root.IOStreams.ErrOut, describeSource(i))
 	}
-	return res, nil
+	return r, nil
 }

@@ -48,6 +48,67 @@ func Sources(ctx context.Context, args [2]string, opts [2]source.Options, limits
 	return &res, nil
 }
 
+// Stream reads both packages at once as streams, each into an index of
+// its documents, and compares the indexes: the report Sources gives, in
+// memory that does not grow with the packages (diff's way; a plan needs
+// the parsed packages Sources keeps).
+func Stream(ctx context.Context, args [2]string, opts [2]source.Options, limits xpkg.Limits) (*diff.Report, [2]source.Info, error) {
+	var x [2]*diff.Indexed
+	var infos [2]source.Info
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			x[i], infos[i], errs[i] = index(ctx, args[i], opts[i], limits)
+		})
+	}
+	wg.Wait()
+	defer func() {
+		for _, ix := range x {
+			if ix != nil {
+				ix.Close()
+			}
+		}
+	}()
+	for i := range 2 {
+		if errs[i] != nil {
+			return nil, infos, errs[i]
+		}
+	}
+	r, err := diff.CompareIndexed(x[0], x[1])
+	if err != nil {
+		return nil, infos, err
+	}
+	for i, s := range []*diff.Side{&r.Old, &r.New} {
+		s.Source, s.Reference, s.Digest = args[i], infos[i].Reference, infos[i].Digest
+	}
+	return r, infos, nil
+}
+
+// index reads a package's stream into an index.
+func index(ctx context.Context, arg string, o source.Options, limits xpkg.Limits) (*diff.Indexed, source.Info, error) {
+	p, err := source.Open(ctx, arg, o)
+	if err != nil {
+		return nil, source.Info{}, err
+	}
+	defer p.Close()
+	content, err := p.Content()
+	if err != nil {
+		return nil, p.Info, err
+	}
+	x, err := diff.Index(content, limits)
+	if err = p.Cause(err); err == nil {
+		err = p.Close()
+	}
+	if err != nil {
+		if x != nil {
+			x.Close()
+		}
+		return nil, p.Info, fmt.Errorf("%s: %w", arg, err)
+	}
+	return x, p.Info, nil
+}
+
 // Documents reads a package's documents, unparsed.
 func Documents(ctx context.Context, arg string, o source.Options, limits xpkg.Limits) ([][]byte, source.Info, error) {
 	p, err := source.Open(ctx, arg, o)

@@ -1,8 +1,10 @@
 package source
 
 import (
-	"bytes"
+	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,28 +21,98 @@ const MetaFile = "crossplane.yaml"
 // YAML file in lexical path order. examples/ directories, hidden directories
 // and non-YAML files are skipped; symbolic links are not followed.
 func DirStream(dir string) ([]byte, error) {
+	r, err := OpenDirStream(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// OpenDirStream is DirStream read file by file, as it is consumed: the
+// stream is never whole in memory.
+func OpenDirStream(dir string) (io.ReadCloser, error) {
 	path, err := rootFile(dir, MetaFile)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := os.ReadFile(path)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("package directory %s: %w", dir, err)
 	}
 	files, err := yamlFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	appendDoc(&buf, meta)
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
+	return &dirReader{files: append([]string{path}, files...)}, nil
+}
+
+// dirReader reads files one after the other, joined as a package build joins them:
+// each file's leading "---" line dropped, a "---" line between files, and
+// a final newline added to a file that lacks one.
+type dirReader struct {
+	files   []string
+	f       *os.File
+	br      *bufio.Reader
+	pending []byte
+	written int64 // bytes of the stream so far
+	inFile  int64 // bytes of the current file so far
+	last    byte
+}
+
+func (d *dirReader) Read(p []byte) (int, error) {
+	for {
+		if len(d.pending) > 0 {
+			n := copy(p, d.pending)
+			d.pending = d.pending[n:]
+			d.written += int64(n)
+			return n, nil
 		}
-		appendDoc(&buf, b)
+		if d.br == nil {
+			if len(d.files) == 0 {
+				return 0, io.EOF
+			}
+			f, err := os.Open(d.files[0])
+			if err != nil {
+				return 0, err
+			}
+			d.files = d.files[1:]
+			d.f, d.br, d.inFile = f, bufio.NewReaderSize(f, 64<<10), 0
+			if head, _ := d.br.Peek(4); string(head) == "---\n" {
+				_, _ = d.br.Discard(4)
+			}
+			if d.written > 0 {
+				d.pending = []byte("---\n")
+			}
+			continue
+		}
+		n, err := d.br.Read(p)
+		if n > 0 {
+			d.written += int64(n)
+			d.inFile += int64(n)
+			d.last = p[n-1]
+			return n, nil
+		}
+		if errors.Is(err, io.EOF) {
+			d.f.Close()
+			d.f, d.br = nil, nil
+			if d.inFile > 0 && d.last != '\n' {
+				d.pending = []byte("\n")
+			}
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
 	}
-	return buf.Bytes(), nil
+}
+
+// Close closes the file being read.
+func (d *dirReader) Close() error {
+	d.files = nil
+	if d.f != nil {
+		return d.f.Close()
+	}
+	return nil
 }
 
 // rootFile is the path of a file at the root of a package directory. A
@@ -96,14 +168,3 @@ func yamlFiles(dir string) ([]string, error) {
 	return files, err
 }
 
-// appendDoc adds a file's documents to the stream, separated by "---".
-func appendDoc(buf *bytes.Buffer, doc []byte) {
-	doc = bytes.TrimPrefix(doc, []byte("---\n"))
-	if buf.Len() > 0 {
-		buf.WriteString("---\n")
-	}
-	buf.Write(doc)
-	if len(doc) > 0 && !bytes.HasSuffix(doc, []byte("\n")) {
-		buf.WriteByte('\n')
-	}
-}

@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,12 +31,12 @@ func openDirectory(dir string, o Options) (*Package, error) {
 	case has("oci-layout"):
 		return openLayout(dir, o)
 	case has(MetaFile):
-		stream, err := DirStream(dir)
+		stream, err := OpenDirStream(dir)
 		if err != nil {
 			return nil, err
 		}
 		info.Rule, info.Format = "package source directory: crossplane.yaml and its YAML files", FormatStream
-		return &Package{Info: info, stream: bytes.NewReader(stream)}, nil
+		return &Package{Info: info, stream: newLimitReader(stream, o.MaxUncompressed, dir), close: stream.Close}, nil
 	case has(StreamFile):
 		path, err := rootFile(dir, StreamFile)
 		if err != nil {

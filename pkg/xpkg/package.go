@@ -69,18 +69,30 @@ func ReadMeta(r io.Reader, limits Limits) (*Meta, error) {
 // limits, leaving out documents that hold only whitespace. Decode each
 // with DecodeDocument, in any order or in parallel.
 func Split(r io.Reader, limits Limits) ([][]byte, error) {
-	d := NewDecoder(r, limits)
 	var docs [][]byte
+	err := EachDocument(r, limits, func(_ int, raw []byte) error {
+		docs = append(docs, raw)
+		return nil
+	})
+	return docs, err
+}
+
+// EachDocument calls fn with each document of a stream, as Split would
+// return them, one at a time: raw is only fn's until it returns.
+func EachDocument(r io.Reader, limits Limits, fn func(index int, raw []byte) error) error {
+	d := NewDecoder(r, limits)
 	for {
 		raw, err := d.NextRaw()
 		if errors.Is(err, io.EOF) {
-			return docs, nil
+			return nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if len(bytes.TrimSpace(raw)) > 0 {
-			docs = append(docs, raw)
+			if err := fn(d.index, raw); err != nil {
+				return err
+			}
 			d.index++
 		}
 	}
