@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -266,6 +267,7 @@ func CompareIndexed(old, new *Indexed) (*Report, error) {
 		default:
 			t.result = compareObject(o, n)
 		}
+		detach(t.result)
 	})
 	// Documents decoded while indexing that hold errors fail too.
 	for s, x := range sides {
@@ -311,6 +313,20 @@ func CompareIndexed(old, new *Indexed) (*Report, error) {
 	}
 	r.summarize(unchanged + len(pairs) - changed)
 	return r, nil
+}
+
+// detach copies the strings a result keeps: decoded values share their
+// document's bytes, and a name kept for the report would keep the whole
+// document in memory with it.
+func detach(d *ObjectDiff) {
+	if d == nil {
+		return
+	}
+	d.APIVersion, d.Kind, d.Name, d.Status, d.Diff = strings.Clone(d.APIVersion), strings.Clone(d.Kind), strings.Clone(d.Name), strings.Clone(d.Status), strings.Clone(d.Diff)
+	for i := range d.Changes {
+		c := &d.Changes[i]
+		c.Version, c.Path, c.Message, c.Rule = strings.Clone(c.Version), strings.Clone(c.Path), strings.Clone(c.Message), strings.Clone(c.Rule)
+	}
 }
 
 // docError is a document that does not decode, where it first occurs.

@@ -46,7 +46,7 @@ func Check(ctx context.Context, src string, o source.Options, limits xpkg.Limits
 	if p.Format == source.FormatLegacy {
 		return r.checkLegacy(p)
 	}
-	pkg, err := xpkg.Read(p.Stream(), limits)
+	c, err := xpkg.ValidateStream(p.Stream(), limits)
 	if err = p.Cause(err); err == nil {
 		err = p.Close()
 	}
@@ -59,11 +59,11 @@ func Check(ctx context.Context, src string, o source.Options, limits xpkg.Limits
 	if err != nil {
 		return r.unreadable(err)
 	}
-	r.Objects = len(pkg.Objects)
-	if pkg.Meta != nil {
-		r.Kind, r.Name = pkg.Meta.Kind, pkg.Meta.Name()
+	r.Objects = c.Objects
+	if c.Meta != nil {
+		r.Kind, r.Name = c.Meta.Kind, c.Meta.Name()
 	}
-	r.Violations = xpkg.Validate(pkg)
+	r.Violations = c.Violations
 	r.Status = Valid
 	if len(r.Violations) > 0 {
 		r.Status = Invalid

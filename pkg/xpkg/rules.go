@@ -73,6 +73,12 @@ func checkOneMeta(p *Package) []Violation {
 			metas = append(metas, fmt.Sprint(o.Index))
 		}
 	}
+	return oneMeta(metas)
+}
+
+// oneMeta checks that the package has exactly one meta object, given the
+// documents that are meta objects.
+func oneMeta(metas []string) []Violation {
 	switch len(metas) {
 	case 1:
 		return nil

@@ -1,6 +1,7 @@
 package xpkg
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -11,13 +12,38 @@ const (
 	goodCRD      = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.org\nspec:\n  group: example.org\n  names:\n    plural: widgets\n  versions:\n  - name: v1\n    served: true\n    storage: true\n"
 )
 
+// validate checks a stream both ways, whole (Read and Validate) and as a
+// stream (ValidateStream), which must agree.
 func validate(t *testing.T, docs ...string) []Violation {
 	t.Helper()
-	p, err := Read(strings.NewReader(strings.Join(docs, "---\n")), DefaultLimits)
+	stream := strings.Join(docs, "---\n")
+	p, err := Read(strings.NewReader(stream), DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Validate(p)
+	v := Validate(p)
+	sameAsStreamed(t, stream, DefaultLimits, p, nil)
+	return v
+}
+
+// sameAsStreamed checks that ValidateStream says of stream what Read (p,
+// or its error) and Validate say.
+func sameAsStreamed(t *testing.T, stream string, limits Limits, p *Package, readErr error) {
+	t.Helper()
+	c, err := ValidateStream(strings.NewReader(stream), limits)
+	if readErr != nil || err != nil {
+		if readErr == nil || err == nil || err.Error() != readErr.Error() {
+			t.Errorf("ValidateStream error %v, Read's %v", err, readErr)
+		}
+		return
+	}
+	if c.Objects != len(p.Objects) || (c.Meta == nil) != (p.Meta == nil) || c.Meta != nil && (c.Meta.Kind != p.Meta.Kind || c.Meta.Name() != p.Meta.Name()) {
+		t.Errorf("ValidateStream: %d objects, meta %v; Read: %d, %v", c.Objects, c.Meta, len(p.Objects), p.Meta)
+	}
+	want := Validate(p)
+	if fmt.Sprint(c.Violations) != fmt.Sprint(want) {
+		t.Errorf("ValidateStream's violations:\n%v\nValidate's:\n%v", c.Violations, want)
+	}
 }
 
 func TestValidPackages(t *testing.T) {

@@ -18,34 +18,40 @@ import (
 
 // side is where one package of a pair is written, in each form measured.
 type side struct {
-	dir  string // package source directory: crossplane.yaml + objects.yaml
-	yaml string // the whole stream, for GNU diff
-	xpkg string // image tarball
+	stream string // an extracted package: a directory holding package.yaml
+	dir    string // package source directory: crossplane.yaml and a file per object
+	yaml   string // the whole stream, for GNU diff
+	xpkg   string // image tarball
+	files  int    // files in dir
 }
 
-// writeSide writes a stream in the three forms under root, named label,
-// and checks that the directory reads back as the same stream.
+// writeSide writes a stream in the four forms under root, named label,
+// and checks that the source directory reads back as the same stream.
 func writeSide(root, label string, stream []byte) (side, error) {
 	s := side{
-		dir:  filepath.Join(root, label),
-		yaml: filepath.Join(root, label+".yaml"),
-		xpkg: filepath.Join(root, label+".xpkg"),
+		stream: filepath.Join(root, label+"-stream"),
+		dir:    filepath.Join(root, label),
+		yaml:   filepath.Join(root, label+"-stream", source.StreamFile),
+		xpkg:   filepath.Join(root, label+".xpkg"),
 	}
 	meta, objects, err := metaAndObjects(stream)
 	if err != nil {
 		return side{}, err
 	}
-	if err := os.Mkdir(s.dir, 0o755); err != nil {
-		return side{}, err
-	}
-	for name, b := range map[string][]byte{
-		source.MetaFile: meta,
-		"objects.yaml":  joinDocs(objects),
-	} {
-		if err := os.WriteFile(filepath.Join(s.dir, name), b, 0o644); err != nil {
+	for _, d := range []string{s.dir, s.stream} {
+		if err := os.Mkdir(d, 0o755); err != nil {
 			return side{}, err
 		}
 	}
+	if err := os.WriteFile(filepath.Join(s.dir, source.MetaFile), meta, 0o644); err != nil {
+		return side{}, err
+	}
+	for i, o := range objects {
+		if err := os.WriteFile(filepath.Join(s.dir, fmt.Sprintf("object-%05d.yaml", i)), o, 0o644); err != nil {
+			return side{}, err
+		}
+	}
+	s.files = 1 + len(objects)
 	if back, err := source.DirStream(s.dir); err != nil || !bytes.Equal(back, stream) {
 		return side{}, fmt.Errorf("%s does not read back as the package stream (error: %v)", s.dir, err)
 	}

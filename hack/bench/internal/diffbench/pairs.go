@@ -3,6 +3,7 @@ package diffbench
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -112,4 +113,60 @@ func checkCRDs(docs [][]byte, want string) error {
 		}
 	}
 	return nil
+}
+
+// generatedCRDs is how many CRDs the generated pair holds.
+const generatedCRDs = 2000
+
+// generated is a pair of two consecutive releases of a provider with
+// generatedCRDs CRDs (about 100 MB each): the 100 largest CRDs of new
+// (each over 50 KB: the size of the largest real providers' CRDs),
+// generatedCRDs/100 times over, copy i in the group aws<i>.crossplane.io,
+// against old's version of each (a CRD old lacks is added).
+func generated(old, new []byte) (pair, error) {
+	oldMeta, oldObjects, err := metaAndObjects(old)
+	if err != nil {
+		return pair{}, err
+	}
+	newMeta, newObjects, err := metaAndObjects(new)
+	if err != nil {
+		return pair{}, err
+	}
+	oldByName := map[string][]byte{}
+	for _, d := range oldObjects {
+		var c crd
+		if err := yaml.Unmarshal(d, &c); err != nil {
+			return pair{}, err
+		}
+		oldByName[c.Metadata.Name] = d
+	}
+	var crds [][]byte
+	for _, d := range newObjects {
+		if bytes.Contains(d, []byte("\nkind: CustomResourceDefinition\n")) {
+			crds = append(crds, d)
+		}
+	}
+	slices.SortStableFunc(crds, func(a, b []byte) int { return len(b) - len(a) })
+	const distinct = 100
+	if len(crds) < distinct {
+		return pair{}, fmt.Errorf("%d CRDs, want %d", len(crds), distinct)
+	}
+	crds = crds[:distinct]
+	olds, news := [][]byte{oldMeta}, [][]byte{newMeta}
+	for i := range generatedCRDs {
+		d := crds[i%distinct]
+		copyOf := renamed(i / distinct)
+		news = append(news, bytes.ReplaceAll(d, []byte(group), []byte(copyOf)))
+		var c crd
+		if err := yaml.Unmarshal(d, &c); err != nil {
+			return pair{}, err
+		}
+		if o, ok := oldByName[c.Metadata.Name]; ok {
+			olds = append(olds, bytes.ReplaceAll(o, []byte(group), []byte(copyOf)))
+		}
+	}
+	if err := checkCRDs(news[len(news)-distinct:], renamed(generatedCRDs/distinct-1)); err != nil {
+		return pair{}, err
+	}
+	return pair{fmt.Sprintf("generated, %d CRDs", generatedCRDs), joinDocs(olds), joinDocs(news)}, nil
 }
