@@ -52,7 +52,8 @@ func OpenDirStream(dir string) (io.ReadCloser, error) {
 type dirReader struct {
 	files   []string
 	f       *os.File
-	br      *bufio.Reader
+	br      *bufio.Reader // buf while a file is open
+	buf     *bufio.Reader
 	pending []byte
 	written int64 // bytes of the stream so far
 	inFile  int64 // bytes of the current file so far
@@ -76,7 +77,12 @@ func (d *dirReader) Read(p []byte) (int, error) {
 				return 0, err
 			}
 			d.files = d.files[1:]
-			d.f, d.br, d.inFile = f, bufio.NewReaderSize(f, 64<<10), 0
+			if d.buf == nil {
+				d.buf = bufio.NewReaderSize(f, 64<<10)
+			} else {
+				d.buf.Reset(f) // one buffer for every file
+			}
+			d.f, d.br, d.inFile = f, d.buf, 0
 			if head, _ := d.br.Peek(4); string(head) == "---\n" {
 				_, _ = d.br.Discard(4)
 			}
@@ -167,4 +173,3 @@ func yamlFiles(dir string) ([]string, error) {
 	slices.Sort(files)
 	return files, err
 }
-

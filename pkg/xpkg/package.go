@@ -71,7 +71,7 @@ func ReadMeta(r io.Reader, limits Limits) (*Meta, error) {
 func Split(r io.Reader, limits Limits) ([][]byte, error) {
 	var docs [][]byte
 	err := EachDocument(r, limits, func(_ int, raw []byte) error {
-		docs = append(docs, raw)
+		docs = append(docs, bytes.Clone(raw))
 		return nil
 	})
 	return docs, err
@@ -81,6 +81,7 @@ func Split(r io.Reader, limits Limits) ([][]byte, error) {
 // return them, one at a time: raw is only fn's until it returns.
 func EachDocument(r io.Reader, limits Limits, fn func(index int, raw []byte) error) error {
 	d := NewDecoder(r, limits)
+	d.reuse = &bytes.Buffer{}
 	for {
 		raw, err := d.NextRaw()
 		if errors.Is(err, io.EOF) {

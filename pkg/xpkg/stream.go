@@ -76,6 +76,9 @@ type Decoder struct {
 	// raw counts every document read, empty ones included.
 	raw  int
 	done bool
+	// reuse, when set, holds every document NextRaw returns, in turn: a
+	// document is then the caller's only until the next call.
+	reuse *bytes.Buffer
 }
 
 // NewDecoder reads the stream from r within limits.
@@ -113,7 +116,11 @@ func (d *Decoder) NextRaw() ([]byte, error) {
 		return nil, fmt.Errorf("the stream holds more than %d documents", d.limits.MaxDocuments)
 	}
 	d.raw++
-	var doc bytes.Buffer
+	doc := &bytes.Buffer{}
+	if d.reuse != nil {
+		doc = d.reuse
+		doc.Reset()
+	}
 	lineStart := true
 	for {
 		line, err := d.r.ReadSlice('\n')
