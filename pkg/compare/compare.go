@@ -5,6 +5,7 @@ package compare
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
@@ -87,45 +88,39 @@ func Stream(ctx context.Context, args [2]string, opts [2]source.Options, limits 
 
 // index reads a package's stream into an index.
 func index(ctx context.Context, arg string, o source.Options, limits xpkg.Limits) (*diff.Indexed, source.Info, error) {
-	p, err := source.Open(ctx, arg, o)
-	if err != nil {
-		return nil, source.Info{}, err
-	}
-	defer p.Close()
-	content, err := p.Content()
-	if err != nil {
-		return nil, p.Info, err
-	}
-	x, err := diff.Index(content, limits)
-	if err = p.Cause(err); err == nil {
-		err = p.Close()
-	}
-	if err != nil {
-		if x != nil {
-			x.Close()
-		}
-		return nil, p.Info, fmt.Errorf("%s: %w", arg, err)
-	}
-	return x, p.Info, nil
+	return readContent(ctx, arg, o, func(r io.Reader) (*diff.Indexed, error) { return diff.Index(r, limits) },
+		func(x *diff.Indexed) { x.Close() })
 }
 
 // Documents reads a package's documents, unparsed.
 func Documents(ctx context.Context, arg string, o source.Options, limits xpkg.Limits) ([][]byte, source.Info, error) {
+	return readContent(ctx, arg, o, func(r io.Reader) ([][]byte, error) { return xpkg.Split(r, limits) }, nil)
+}
+
+// readContent opens a package and reads its content whole with read. A
+// failure to verify what was read, found as the package closes, fails
+// the read too, and what was read is released.
+func readContent[T any](ctx context.Context, arg string, o source.Options, read func(io.Reader) (T, error), release func(T)) (T, source.Info, error) {
+	var zero T
 	p, err := source.Open(ctx, arg, o)
 	if err != nil {
-		return nil, source.Info{}, err
+		return zero, source.Info{}, err
 	}
 	defer p.Close()
 	content, err := p.Content()
 	if err != nil {
-		return nil, p.Info, err
+		return zero, p.Info, err
 	}
-	docs, err := xpkg.Split(content, limits)
-	if err = p.Cause(err); err == nil {
+	v, readErr := read(content)
+	err = p.Cause(readErr)
+	if err == nil {
 		err = p.Close()
 	}
 	if err != nil {
-		return nil, p.Info, fmt.Errorf("%s: %w", arg, err)
+		if readErr == nil && release != nil {
+			release(v)
+		}
+		return zero, p.Info, fmt.Errorf("%s: %w", arg, err)
 	}
-	return docs, p.Info, nil
+	return v, p.Info, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/tempfile"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
@@ -46,13 +47,9 @@ type indexedDoc struct {
 // a broken read) fails it; documents that do not decode fail
 // CompareIndexed, as they fail Parse. Close it when done.
 func Index(r io.Reader, limits xpkg.Limits) (*Indexed, error) {
-	spool, err := os.CreateTemp("", ".kubectl-xpkg-diff-*")
+	spool, err := tempfile.Unlinked(".kubectl-xpkg-diff-*")
 	if err != nil {
 		return nil, fmt.Errorf("a temporary file for the package's documents: %w", err)
-	}
-	if err := os.Remove(spool.Name()); err != nil {
-		spool.Close()
-		return nil, err
 	}
 	x := &Indexed{spool: spool, limits: limits}
 	if err := x.read(r); err != nil {

@@ -28,18 +28,8 @@ type openedLayer struct {
 // bytes are hashed against the manifest's digest, and decompressed by what
 // their first bytes say they are.
 func openBlob(l v1.Layer, limit int64, what string, progress io.Writer) (*openedLayer, error) {
-	digest, err := l.Digest()
+	rc, vr, err := fetchBlob(l, what, progress)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	size, _ := l.Size()
-	rc, err := l.Compressed()
-	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", what, err)
-	}
-	vr, err := newVerifyReader(withProgress(rc, progress, "Pulling "+digest.String()[:19], size), digest, size, what)
-	if err != nil {
-		rc.Close()
 		return nil, err
 	}
 	plain, closeDec, err := decompress(bufio.NewReaderSize(vr, 256<<10), what)
@@ -55,6 +45,24 @@ func openBlob(l v1.Layer, limit int64, what string, progress io.Writer) (*opened
 			return rc.Close()
 		},
 	}, nil
+}
+
+// fetchBlob starts reading a layer's compressed bytes (rc, to close),
+// hashed against its digest and size as they are read through vr.
+func fetchBlob(l v1.Layer, what string, progress io.Writer) (rc io.ReadCloser, vr *verifyReader, err error) {
+	digest, err := l.Digest()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	size, _ := l.Size()
+	if rc, err = l.Compressed(); err != nil {
+		return nil, nil, fmt.Errorf("fetch %s: %w", what, err)
+	}
+	if vr, err = newVerifyReader(withProgress(rc, progress, "Pulling "+digest.String()[:19], size), digest, size, what); err != nil {
+		rc.Close()
+		return nil, nil, err
+	}
+	return rc, vr, nil
 }
 
 // openUncompressed reads a layer of an image tarball, whose manifest

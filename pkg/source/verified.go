@@ -10,26 +10,19 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/tempfile"
 )
 
 // openBlobVerified is openBlob for VerifyFirst: the compressed blob (small
 // next to its content) is copied to an unlinked temporary file as it is
 // hashed, checked against its digest, and only then decompressed.
 func openBlobVerified(l v1.Layer, limit int64, what string, progress io.Writer) (*openedLayer, error) {
-	digest, err := l.Digest()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	size, _ := l.Size()
-	rc, err := l.Compressed()
-	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", what, err)
-	}
-	defer rc.Close()
-	vr, err := newVerifyReader(withProgress(rc, progress, "Pulling "+digest.String()[:19], size), digest, size, what)
+	rc, vr, err := fetchBlob(l, what, progress)
 	if err != nil {
 		return nil, err
 	}
+	defer rc.Close()
 	spool, err := spoolFile()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -81,13 +74,9 @@ func (s spoolWriter) Write(p []byte) (int, error) {
 // spoolFile is an unlinked temporary file: nothing is left behind however
 // the process ends.
 func spoolFile() (*os.File, error) {
-	f, err := os.CreateTemp("", ".kubectl-xpkg-blob-*")
+	f, err := tempfile.Unlinked(".kubectl-xpkg-blob-*")
 	if err != nil {
 		return nil, fmt.Errorf("a temporary copy to verify before writing: %w", err)
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
-		return nil, err
 	}
 	return f, nil
 }
@@ -245,18 +234,8 @@ func (l *verifiedLayer) open() (*verifyReader, io.ReadCloser, error) {
 		}
 		return vr, rc, nil
 	}
-	d, err := l.Digest()
+	rc, vr, err := fetchBlob(l.Layer, l.what, nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", l.what, err)
-	}
-	size, _ := l.Size()
-	rc, err := l.Compressed()
-	if err != nil {
-		return nil, nil, fmt.Errorf("fetch %s: %w", l.what, err)
-	}
-	vr, err := newVerifyReader(rc, d, size, l.what)
-	if err != nil {
-		rc.Close()
 		return nil, nil, err
 	}
 	return vr, rc, nil
