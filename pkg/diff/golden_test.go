@@ -135,6 +135,8 @@ func TestIndexedAgreesOnOddStreams(t *testing.T) {
 		return "{apiVersion: v1, kind: ConfigMap, metadata: {name: " + name + "}, data: {k: " + data + "}}\n"
 	}
 	const bad = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  x: [\n"
+	// Its header reads without a parse; the rest does not decode.
+	const badBody = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad-body\ndata:\n  a: b: c\n"
 	join := func(docs ...string) string { return strings.Join(docs, "---\n") }
 	cases := []struct{ name, old, new string }{
 		{"same", join(meta, cm("a", "1")), join(meta, cm("a", "1"))},
@@ -149,6 +151,9 @@ func TestIndexedAgreesOnOddStreams(t *testing.T) {
 		{"bad in new", join(meta, cm("a", "1")), join(meta, cm("a", "2"), bad)},
 		{"bad in both", join(meta, cm("a", "1"), bad), join(bad, meta, cm("a", "1"))},
 		{"bad and identical", join(meta, bad), join(meta, bad)},
+		{"bad body and identical", join(meta, cm("a", "1"), badBody), join(meta, cm("a", "2"), badBody)},
+		{"bad body only new", join(meta, cm("a", "1")), join(meta, badBody, cm("a", "1"))},
+		{"bad body, a key twice", join(meta, badBody, strings.Replace(badBody, "a: b: c", "a: b", 1)), join(meta, strings.Replace(badBody, "a: b: c", "a: b", 1))},
 		{"bad meta", join(strings.Replace(meta, "name: p", "name: [", 1), cm("a", "1")), join(meta, cm("a", "1"))},
 		{"not a mapping", join(meta, "- a\n- b\n"), join(meta, cm("a", "1"))},
 	}
@@ -191,7 +196,7 @@ func TestIndexedAgreesOnOddStreams(t *testing.T) {
 			}
 		})
 	}
-	if errored != 6 {
-		t.Errorf("%d of the %d cases failed to parse, want the 6 bad ones", errored, len(cases))
+	if errored != 9 {
+		t.Errorf("%d of the %d cases failed to parse, want the 9 bad ones", errored, len(cases))
 	}
 }

@@ -190,13 +190,13 @@ func CompareIndexed(old, new *Indexed) (*Report, error) {
 		switch {
 		case !ok:
 			removedT = append(removedT, &task{o: o, n: -1})
+			checked[old.docs[o].sum] = true
 		case old.docs[o].sum == new.docs[n].sum:
-			unchanged++
+			unchanged++ // still decoded once, below, to check it decodes
 		default:
 			pairs = append(pairs, &task{o: o, n: n})
-			checked[new.docs[n].sum] = true
+			checked[old.docs[o].sum], checked[new.docs[n].sum] = true, true
 		}
-		checked[old.docs[o].sum] = true
 	}
 	for _, k := range newKeys {
 		if _, ok := olds[k]; !ok {
