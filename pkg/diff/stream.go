@@ -219,15 +219,14 @@ func CompareIndexed(old, new *Indexed) (*Report, error) {
 	decode := func(s, i int) *xpkg.Object {
 		d := &sides[s].docs[i]
 		at := first[d.sum]
-		if d.parsed || at != (docRef{s, i}) && sides[at.side].docs[at.i].parsed {
-			if e := sides[at.side].docs[at.i].err; e != nil {
-				mu.Lock()
-				errs = append(errs, docError{at, e})
-				mu.Unlock()
-				return nil
-			}
+		f := &sides[at.side].docs[at.i] // the same bytes, where they first occur
+		if f.err != nil {               // decoded while indexing, and failed
+			mu.Lock()
+			errs = append(errs, docError{at, f.err})
+			mu.Unlock()
+			return nil
 		}
-		o, err := sides[s].decode(d, sides[at.side].docs[at.i].index)
+		o, err := sides[s].decode(d, f.index)
 		if err != nil {
 			mu.Lock()
 			errs = append(errs, docError{at, err})

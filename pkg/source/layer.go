@@ -32,17 +32,23 @@ func openBlob(l v1.Layer, limit int64, what string, progress io.Writer) (*opened
 	if err != nil {
 		return nil, err
 	}
-	plain, closeDec, err := decompress(bufio.NewReaderSize(vr, 256<<10), what)
+	return openCompressed(vr, vr.verify, rc.Close, limit, what)
+}
+
+// openCompressed decompresses a layer's compressed bytes r as a tar
+// stream; finish checks them, closeSrc releases where they come from.
+func openCompressed(r io.Reader, finish, closeSrc func() error, limit int64, what string) (*openedLayer, error) {
+	plain, closeDec, err := decompress(bufio.NewReaderSize(r, 256<<10), what)
 	if err != nil {
-		rc.Close()
+		closeSrc()
 		return nil, err
 	}
 	return &openedLayer{
 		tar:    newLimitReader(plain, limit, what),
-		finish: vr.verify,
+		finish: finish,
 		close: func() error {
 			closeDec()
-			return rc.Close()
+			return closeSrc()
 		},
 	}, nil
 }

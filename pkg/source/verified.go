@@ -42,19 +42,7 @@ func openBlobVerified(l v1.Layer, limit int64, what string, progress io.Writer) 
 		spool.Close()
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	plain, closeDec, err := decompress(bufio.NewReaderSize(spool, 256<<10), what)
-	if err != nil {
-		spool.Close()
-		return nil, err
-	}
-	return &openedLayer{
-		tar:    newLimitReader(plain, limit, what),
-		finish: func() error { return nil }, // verified above
-		close: func() error {
-			closeDec()
-			return spool.Close()
-		},
-	}, nil
+	return openCompressed(spool, func() error { return nil } /* verified above */, spool.Close, limit, what)
 }
 
 // errSpool marks a failure to write the temporary file, which is no fault
