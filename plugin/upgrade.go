@@ -243,7 +243,7 @@ func runChange(ctx context.Context, r *Root, pf *PlanFlags, change *lifecycle.Ch
 			return fmt.Errorf("%w; pass --force to %s without a plan", err, action)
 		}
 		fmt.Fprintf(r.IOStreams.ErrOut, "Warning: %s; going ahead without a plan (--force)\n", exit.Message(err))
-		plan = &lifecycle.Plan{Action: action, Package: lifecycle.KindName(in.Package), From: in.Package.Source, To: target}
+		plan = lifecycle.NewPlan(action, lifecycle.KindName(in.Package), in.Package.Source, target)
 	} else if proceed, err := pf.gate(r, plan); !proceed || err != nil {
 		return err
 	}

@@ -38,6 +38,12 @@ func (c *Clients) init() {
 			c.err = fmt.Errorf("load kubeconfig: %w", c.err)
 			return
 		}
+		// No client-side rate limit (client-go's default is 5 requests a
+		// second): every fan-out here bounds how many requests it has in
+		// flight, and the API server's priority and fairness paces the
+		// rest with 429s, which client-go honours and retries.
+		c.config = rest.CopyConfig(c.config)
+		c.config.QPS = -1
 		c.dynamic, c.err = dynamic.NewForConfig(c.config)
 	})
 }

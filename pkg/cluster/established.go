@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,107 +42,171 @@ type Definition struct {
 // cannot be applied. A Warning event on a definition since the wait began
 // that will not go away by itself (terminalWarning) ends it as a failure,
 // with the event's message.
+//
+// The definitions are followed with a list and a watch of each kind, not
+// read one by one: a revision of 2,000 definitions is seen established as
+// the last one is, with a few requests. The package and its revisions are
+// read again every second (the current revision may change), and the
+// events of a kind only while some definition of it is not ready.
 func (c *Cluster) WaitEstablished(ctx context.Context, p *Package, d time.Duration, since time.Time, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	what := strings.ToLower(p.Kind) + "/" + p.Name
+	src, err := c.definitions()
+	if err != nil {
+		return err
+	}
+	t := newDefTracker(src)
+	defer t.wait()
+	defer cancel()
+	w := &establishWait{c: c, t: t, p: p, since: since, what: strings.ToLower(p.Kind) + "/" + p.Name}
 	pr := &progress{out: out, start: time.Now()}
-	var pending []string
-	tick := time.NewTicker(500 * time.Millisecond)
+	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	reread := true
 	for {
-		defs, err := c.Definitions(ctx, p, since)
-		if err != nil {
-			return timeout(err, "the definitions of "+what, d, pending)
-		}
-		pending = pending[:0]
-		for _, def := range defs {
-			name := def.Ref.Kind + " " + def.Ref.Name
-			switch {
-			case def.Failure != "":
-				return fmt.Errorf("%s is %s: %s", name, def.State, def.Failure)
-			case !def.Ready && def.Warning != "":
-				pending = append(pending, name+": "+def.State+"; last warning: "+def.Warning)
-			case !def.Ready:
-				pending = append(pending, name+": "+def.State)
+		if reread {
+			if err := w.readRefs(ctx); err != nil {
+				return timeout(err, "the definitions of "+w.what, d, w.pending)
 			}
 		}
-		if len(pending) == 0 {
-			switch len(defs) {
+		if reread {
+			w.eventsDue = true
+		}
+		done, err := w.check(ctx)
+		if err != nil {
+			return err
+		}
+		if done {
+			switch len(w.refs) {
 			case 0:
 			case 1:
-				pr.say("%s: its definition is established", what)
+				pr.say("%s: its definition is established", w.what)
 			default:
-				pr.say("%s: its %d definitions are established", what, len(defs))
+				pr.say("%s: its %d definitions are established", w.what, len(w.refs))
 			}
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return timeout(ctx.Err(), "the definitions of "+what, d, pending)
+			return timeout(ctx.Err(), "the definitions of "+w.what, d, w.pending)
+		case err := <-t.failed:
+			return fmt.Errorf("wait for the definitions of %s: %w", w.what, err)
+		case <-t.changed:
+			reread = false
 		case <-tick.C:
+			reread = true
 		}
 	}
 }
 
-// Definitions reads the state of the definitions the package's current
-// revision installed; failures are Warning events since the given time.
-func (c *Cluster) Definitions(ctx context.Context, p *Package, since time.Time) ([]Definition, error) {
-	p, err := c.Get(ctx, p.Kind, p.Name)
+// establishWait is one WaitEstablished: the definitions it waits for and
+// what is still pending.
+type establishWait struct {
+	c       *Cluster
+	t       *defTracker
+	p       *Package
+	since   time.Time
+	what    string
+	refs    []ObjectRef
+	pending []string
+	// eventsDue: the next check with every kind listed reads events.
+	eventsDue bool
+}
+
+// readRefs reads the definitions of the package's current revision and
+// follows their kinds.
+func (w *establishWait) readRefs(ctx context.Context) error {
+	p, err := w.c.Get(ctx, w.p.Kind, w.p.Name)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	revs, err := c.Revisions(ctx, p)
+	revs, err := w.c.Revisions(ctx, p)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var refs []ObjectRef
+	w.refs = w.refs[:0]
 	for _, r := range revs {
-		if r.Name == p.CurrentRevision {
-			refs = r.Objects
-		}
-	}
-	var out []Definition
-	for _, ref := range refs {
-		resource, ok := definitionResources[ref.Kind]
-		if !ok {
+		if r.Name != p.CurrentRevision {
 			continue
 		}
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil {
-			continue
-		}
-		u, err := c.dyn.Resource(gv.WithResource(resource)).Get(ctx, ref.Name, metav1.GetOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("read %s %s: %w", ref.Kind, ref.Name, err)
-		}
-		def := definitionState(ref, u)
-		if !def.Ready {
-			var terminal bool
-			def.Warning, terminal = c.warning(ctx, ref, since)
-			if terminal {
-				def.Failure = def.Warning
+		for _, ref := range r.Objects {
+			if gvr, ok := definitionResource(ref); ok {
+				w.refs = append(w.refs, ref)
+				w.t.follow(ctx, gvr)
 			}
 		}
-		out = append(out, def)
 	}
-	return out, nil
+	return nil
+}
+
+// definitionResource is the resource of a definition a revision names.
+func definitionResource(ref ObjectRef) (schema.GroupVersionResource, bool) {
+	resource, ok := definitionResources[ref.Kind]
+	if !ok {
+		return schema.GroupVersionResource{}, false
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return schema.GroupVersionResource{}, false
+	}
+	return gv.WithResource(resource), true
+}
+
+// check judges every definition from the tracked state; when events are
+// due, the Warning events of the kinds still pending are read too (one
+// list a kind), and a terminal one fails the wait.
+func (w *establishWait) check(ctx context.Context) (bool, error) {
+	w.pending = w.pending[:0]
+	var unready []Definition
+	synced := true
+	for _, ref := range w.refs {
+		gvr, _ := definitionResource(ref)
+		doc, ok := w.t.get(gvr, ref.Name)
+		if !ok {
+			synced = false
+			continue
+		}
+		def := Definition{Ref: ref, State: "not created yet"}
+		if doc != nil {
+			def = definitionState(ref, doc)
+		}
+		if !def.Ready {
+			unready = append(unready, def)
+		}
+	}
+	if w.eventsDue && synced && len(unready) > 0 {
+		w.c.addWarnings(ctx, unready, w.since)
+		w.eventsDue = false
+	}
+	for _, def := range unready {
+		name := def.Ref.Kind + " " + def.Ref.Name
+		switch {
+		case def.Failure != "":
+			return false, fmt.Errorf("%s is %s: %s", name, def.State, def.Failure)
+		case def.Warning != "":
+			w.pending = append(w.pending, name+": "+def.State+"; last warning: "+def.Warning)
+		default:
+			w.pending = append(w.pending, name+": "+def.State)
+		}
+	}
+	if !synced {
+		w.pending = append(w.pending, "the definitions' state not read yet")
+	}
+	return synced && len(w.pending) == 0, nil
 }
 
 // definitionState judges one definition by its conditions.
-func definitionState(ref ObjectRef, u *unstructured.Unstructured) Definition {
+func definitionState(ref ObjectRef, d *definitionDoc) Definition {
 	def := Definition{Ref: ref, State: "Established", Ready: true}
-	if ref.Kind == "ManagedResourceDefinition" {
-		if state, _, _ := unstructured.NestedString(u.Object, "spec", "state"); state == "Inactive" {
-			def.State = "Inactive"
-			return def
-		}
+	if ref.Kind == "ManagedResourceDefinition" && d.Spec.State == "Inactive" {
+		def.State = "Inactive"
+		return def
 	}
 	want := []string{"Established"}
-	if _, claims, _ := unstructured.NestedMap(u.Object, "spec", "claimNames"); claims && ref.Kind == "CompositeResourceDefinition" {
+	if d.Spec.ClaimNames != nil && ref.Kind == "CompositeResourceDefinition" {
 		want = append(want, "Offered")
 	}
-	cs := conditions(u)
+	cs := d.conditions()
 	for _, t := range want {
 		cnd := findCondition(cs, t)
 		switch {
@@ -156,27 +221,51 @@ func definitionState(ref ObjectRef, u *unstructured.Unstructured) Definition {
 	return def
 }
 
-// warning is the newest Warning event on the object since the given time
-// ("" when none), and whether it is terminal.
-func (c *Cluster) warning(ctx context.Context, ref ObjectRef, since time.Time) (string, bool) {
-	sel := fmt.Sprintf("involvedObject.kind=%s,involvedObject.name=%s,type=Warning", ref.Kind, ref.Name)
-	l, err := c.dyn.Resource(eventResource).List(ctx, metav1.ListOptions{FieldSelector: sel})
-	if err != nil {
-		return "", false // events are a hint; a wait goes on without them
-	}
-	var newest *unstructured.Unstructured
-	for i := range l.Items {
-		e := &l.Items[i]
-		if t := eventTime(e); !t.Before(since.Truncate(time.Second)) && (newest == nil || t.After(eventTime(newest))) {
-			newest = e
+// addWarnings sets each definition's newest Warning event since the
+// given time, and its Failure when that is terminal: one list of events
+// for each kind. Events are a hint: a list that fails adds nothing.
+func (c *Cluster) addWarnings(ctx context.Context, defs []Definition, since time.Time) {
+	byKind := map[string]map[string]*unstructured.Unstructured{}
+	for _, def := range defs {
+		if _, ok := byKind[def.Ref.Kind]; !ok {
+			byKind[def.Ref.Kind] = c.newestWarnings(ctx, def.Ref.Kind, since)
 		}
 	}
-	if newest == nil {
-		return "", false
+	for i := range defs {
+		e := byKind[defs[i].Ref.Kind][defs[i].Ref.Name]
+		if e == nil {
+			continue
+		}
+		reason, _, _ := unstructured.NestedString(e.Object, "reason")
+		msg, _, _ := unstructured.NestedString(e.Object, "message")
+		defs[i].Warning = reason + ": " + msg
+		if terminalWarning(e) {
+			defs[i].Failure = defs[i].Warning
+		}
 	}
-	reason, _, _ := unstructured.NestedString(newest.Object, "reason")
-	msg, _, _ := unstructured.NestedString(newest.Object, "message")
-	return reason + ": " + msg, terminalWarning(newest)
+}
+
+// newestWarnings maps the objects of a kind to their newest Warning
+// event since the given time.
+func (c *Cluster) newestWarnings(ctx context.Context, kind string, since time.Time) map[string]*unstructured.Unstructured {
+	sel := fmt.Sprintf("involvedObject.kind=%s,type=Warning", kind)
+	l, err := c.dyn.Resource(eventResource).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		return nil
+	}
+	out := map[string]*unstructured.Unstructured{}
+	for i := range l.Items {
+		e := &l.Items[i]
+		name, _, _ := unstructured.NestedString(e.Object, "involvedObject", "name")
+		t := eventTime(e)
+		if t.Before(since.Truncate(time.Second)) {
+			continue
+		}
+		if prev := out[name]; prev == nil || t.After(eventTime(prev)) {
+			out[name] = e
+		}
+	}
+	return out
 }
 
 // terminalWarning tells a warning that will not go away by itself: the
@@ -205,6 +294,7 @@ func (c *Cluster) DefinedCRDs(ctx context.Context, p *Package) ([]string, error)
 		return nil, err
 	}
 	var out []string
+	var xrds []ObjectRef
 	for _, r := range revs {
 		if r.Name != p.CurrentRevision {
 			continue
@@ -215,29 +305,66 @@ func (c *Cluster) DefinedCRDs(ctx context.Context, p *Package) ([]string, error)
 				out = append(out, ref.Name)
 			case "CompositeResourceDefinition":
 				out = append(out, ref.Name)
-				if claim := c.claimCRD(ctx, ref); claim != "" {
-					out = append(out, claim)
-				}
+				xrds = append(xrds, ref)
 			}
 		}
 	}
-	return out, nil
+	claims, err := c.claimCRDs(ctx, xrds)
+	return append(out, claims...), err
 }
 
-// claimCRD is the name of an XRD's claim CRD, or "".
-func (c *Cluster) claimCRD(ctx context.Context, ref ObjectRef) string {
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+// claimCRDs names the claim CRDs of XRDs that offer one: a few XRDs are
+// read one GET each, at once; more with one list of XRDs. An XRD that
+// cannot be read adds nothing (its claim CRD is then not counted).
+func (c *Cluster) claimCRDs(ctx context.Context, xrds []ObjectRef) ([]string, error) {
+	claim := func(d *definitionDoc) string {
+		if d.Spec.ClaimNames == nil || d.Spec.ClaimNames.Plural == "" || d.Spec.Group == "" {
+			return ""
+		}
+		return d.Spec.ClaimNames.Plural + "." + d.Spec.Group
+	}
+	names := make([]string, len(xrds))
+	if len(xrds) <= fewCRDs {
+		_ = forEach(len(xrds), fewCRDs, func(i int) error {
+			gvr, _ := definitionResource(xrds[i])
+			u, err := c.dyn.Resource(gvr).Get(ctx, xrds[i].Name, metav1.GetOptions{})
+			if err == nil {
+				if d, err := toDefinition(u); err == nil {
+					names[i] = claim(d)
+				}
+			}
+			return nil
+		})
+		return slices.DeleteFunc(names, func(s string) bool { return s == "" }), nil
+	}
+	src, err := c.definitions()
 	if err != nil {
-		return ""
+		return nil, err
 	}
-	u, err := c.dyn.Resource(gv.WithResource("compositeresourcedefinitions")).Get(ctx, ref.Name, metav1.GetOptions{})
-	if err != nil {
-		return ""
+	want := map[string]int{}
+	for i, x := range xrds {
+		want[x.APIVersion+"/"+x.Name] = i
 	}
-	plural, _, _ := unstructured.NestedString(u.Object, "spec", "claimNames", "plural")
-	group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
-	if plural == "" || group == "" {
-		return ""
+	for _, gv := range uniqueAPIVersions(xrds) {
+		gvr, _ := definitionResource(ObjectRef{Kind: "CompositeResourceDefinition", APIVersion: gv})
+		_, err := src.list(ctx, gvr, func(d *definitionDoc) {
+			if i, ok := want[gv+"/"+d.Metadata.Name]; ok {
+				names[i] = claim(d)
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list CompositeResourceDefinitions: %w", err)
+		}
 	}
-	return plural + "." + group
+	return slices.DeleteFunc(names, func(s string) bool { return s == "" }), nil
+}
+
+func uniqueAPIVersions(refs []ObjectRef) []string {
+	var out []string
+	for _, r := range refs {
+		if !slices.Contains(out, r.APIVersion) {
+			out = append(out, r.APIVersion)
+		}
+	}
+	return out
 }

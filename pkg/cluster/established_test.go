@@ -1,16 +1,32 @@
 package cluster
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 func TestDefinitionState(t *testing.T) {
 	cond := func(t, s, reason string) any { return map[string]any{"type": t, "status": s, "reason": reason} }
 	def := func(kind string, spec map[string]any, conds ...any) Definition {
+		t.Helper()
 		u := &unstructured.Unstructured{Object: map[string]any{"spec": spec, "status": map[string]any{"conditions": conds}}}
-		return definitionState(ObjectRef{Kind: kind, Name: "x"}, u)
+		d, err := toDefinition(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return definitionState(ObjectRef{Kind: kind, Name: "x"}, d)
 	}
 	for name, c := range map[string]struct {
 		got   Definition
@@ -46,5 +62,120 @@ func TestTerminalWarning(t *testing.T) {
 		if got := terminalWarning(c.e); got != c.want {
 			t.Errorf("%v: terminal %v, want %v", c.e.Object, got, c.want)
 		}
+	}
+}
+
+// establishCluster is a fake cluster holding provider-big, whose current
+// revision installed n CRDs, none of them established yet.
+func establishCluster(t *testing.T, n int) (*Cluster, *dynamicfake.FakeDynamicClient, *Package) {
+	t.Helper()
+	var refs []any
+	objs := []runtime.Object{}
+	for i := range n {
+		crd := testCRD(i, 100)
+		delete(crd["status"].(map[string]any), "conditions")
+		objs = append(objs, &unstructured.Unstructured{Object: crd})
+		refs = append(refs, map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "name": fmt.Sprintf("kind%04ds.big.example.org", i)})
+	}
+	prov := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "pkg.crossplane.io/v1", "kind": "Provider",
+		"metadata": map[string]any{"name": "provider-big"}, "spec": map[string]any{"package": "r.example.org/provider-big:v1"},
+		"status": map[string]any{"currentRevision": "provider-big-aaa"}}}
+	rev := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "pkg.crossplane.io/v1", "kind": "ProviderRevision",
+		"metadata": map[string]any{"name": "provider-big-aaa", "labels": map[string]any{"pkg.crossplane.io/package": "provider-big"}},
+		"spec":     map[string]any{"image": "r.example.org/provider-big:v1", "revision": int64(1), "desiredState": "Active"},
+		"status":   map[string]any{"objectRefs": refs}}}
+	objs = append(objs, prov, rev)
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		crdResource: "CustomResourceDefinitionList", eventResource: "EventList",
+		{Group: "pkg.crossplane.io", Version: "v1", Resource: "providers"}:         "ProviderList",
+		{Group: "pkg.crossplane.io", Version: "v1", Resource: "providerrevisions"}: "ProviderRevisionList",
+	}, objs...)
+	c := NewCluster(dyn, StaticDialect(), "")
+	p, err := c.Get(context.Background(), "Provider", "provider-big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, dyn, p
+}
+
+// TestWaitEstablishedFollowsAWatch: a revision of 90 CRDs is seen
+// established by one list and one watch of CRDs, with no request per CRD,
+// and only once the last of them is.
+func TestWaitEstablishedFollowsAWatch(t *testing.T) {
+	const n = 90 // the fake watch buffers 100 events
+	c, dyn, p := establishCluster(t, n)
+	crds, err := dyn.Resource(crdResource).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn.ClearActions()
+	done := make(chan error, 1)
+	var out strings.Builder
+	go func() { done <- c.WaitEstablished(context.Background(), p, 30*time.Second, time.Now(), &out) }()
+	// Once the watch is up, establish all but the last, then the last.
+	for !slices.ContainsFunc(dyn.Actions(), func(a clienttesting.Action) bool { return a.GetVerb() == "watch" }) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	establish := func(i int) {
+		u := &crds.Items[i]
+		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": "Established", "status": "True"}}, "status", "conditions")
+		if _, err := dyn.Resource(crdResource).UpdateStatus(context.Background(), u, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n - 1 {
+		establish(i)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the wait ended (%v) with a CRD not established", err)
+	case <-time.After(1500 * time.Millisecond):
+	}
+	before := len(dyn.Actions())
+	establish(n - 1)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "provider/provider-big: its 90 definitions are established") {
+		t.Errorf("progress: %q", out.String())
+	}
+	var crdReads []string
+	for _, a := range dyn.Actions()[:before] {
+		if a.GetResource() == crdResource && a.GetVerb() != "update" {
+			crdReads = append(crdReads, a.GetVerb())
+		}
+	}
+	if !slices.Equal(crdReads, []string{"list", "watch"}) {
+		t.Errorf("the wait read CRDs with %v, want one list and one watch", crdReads)
+	}
+}
+
+// TestWaitEstablishedFailsOnATerminalWarning: an Invalid warning on one of
+// the definitions ends the wait at once with its message, read with one
+// list of the kind's events.
+func TestWaitEstablishedFailsOnATerminalWarning(t *testing.T) {
+	c, dyn, p := establishCluster(t, 20)
+	since := time.Now().Add(-time.Minute)
+	ev := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Event",
+		"metadata":       map[string]any{"name": "e1", "namespace": "default"},
+		"involvedObject": map[string]any{"kind": "CustomResourceDefinition", "name": "kind0007s.big.example.org"},
+		"type":           "Warning", "reason": "ApplyFailed", "count": int64(1),
+		"lastTimestamp": time.Now().UTC().Format(time.RFC3339),
+		"message":       `CustomResourceDefinition.apiextensions.k8s.io "kind0007s.big.example.org" is invalid: status.storedVersions[0]: Invalid value: "v1alpha1"`}}
+	if _, err := dyn.Resource(eventResource).Namespace("default").Create(context.Background(), ev, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := c.WaitEstablished(context.Background(), p, 30*time.Second, since, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "CustomResourceDefinition kind0007s.big.example.org is Established not reported yet: ApplyFailed: ") {
+		t.Fatalf("wait ended with %v", err)
+	}
+	n := 0
+	for _, a := range dyn.Actions() {
+		if a.GetResource() == eventResource && a.GetVerb() == "list" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d lists of events, want 1", n)
 	}
 }

@@ -1,11 +1,10 @@
 // Package compare reads two packages from any sources at once and compares
-// them: what diff prints and what a plan checks an upgrade with.
+// them as streams: what diff prints and what a plan checks an upgrade with.
 package compare
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
@@ -13,47 +12,44 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
-// Result is two parsed packages and their comparison.
-type Result struct {
-	Old, New *xpkg.Package
-	Report   *diff.Report
+// PlanInput is what an upgrade or rollback plan needs of the two packages
+// (Plan is the name of the plan itself, in pkg/lifecycle).
+type PlanInput struct {
+	Report *diff.Report
+	// Old and New are what each package's definitions make, for
+	// diff.Preflight and the CRDs whose stored versions to read.
+	Old, New diff.Definitions
+	// Meta is the new package's meta object; nil when it has none.
+	Meta *xpkg.Meta
 	// Infos say what was read for each side.
 	Infos [2]source.Info
 }
 
-// Sources reads both packages at once, then parses and compares them.
-func Sources(ctx context.Context, args [2]string, opts [2]source.Options, limits xpkg.Limits) (*Result, error) {
-	var docs [2][][]byte
-	var res Result
-	var errs [2]error
-	var wg sync.WaitGroup
-	for i := range 2 {
-		wg.Go(func() {
-			docs[i], res.Infos[i], errs[i] = Documents(ctx, args[i], opts[i], limits)
-		})
-	}
-	wg.Wait()
-	for i := range 2 {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-	}
+// ForPlan reads both packages as Stream does, in memory that does not
+// grow with the packages, and keeps besides the report what a plan needs.
+func ForPlan(ctx context.Context, args [2]string, opts [2]source.Options, limits xpkg.Limits) (*PlanInput, error) {
+	in := &PlanInput{}
 	var err error
-	if res.Old, res.New, err = diff.Parse(docs[0], docs[1], limits); err != nil {
+	in.Report, in.Infos, err = compareStreams(ctx, args, opts, limits, func(x [2]*diff.Indexed) {
+		in.Old, in.New, in.Meta = x[0].Definitions(), x[1].Definitions(), x[1].Meta()
+	})
+	if err != nil {
 		return nil, err
 	}
-	res.Report = diff.Compare(res.Old, res.New)
-	for i, s := range []*diff.Side{&res.Report.Old, &res.Report.New} {
-		s.Source, s.Reference, s.Digest = args[i], res.Infos[i].Reference, res.Infos[i].Digest
-	}
-	return &res, nil
+	return in, nil
 }
 
 // Stream reads both packages at once as streams, each into an index of
-// its documents, and compares the indexes: the report Sources gives, in
-// memory that does not grow with the packages (diff's way; a plan needs
-// the parsed packages Sources keeps).
+// its documents, and compares the indexes: the report the in-memory
+// comparison (diff.Parse, diff.Compare) gives, in memory that does not
+// grow with the packages.
 func Stream(ctx context.Context, args [2]string, opts [2]source.Options, limits xpkg.Limits) (*diff.Report, [2]source.Info, error) {
+	return compareStreams(ctx, args, opts, limits, nil)
+}
+
+// compareStreams indexes both packages at once and compares them; keep,
+// when set, takes what it needs of the indexes before they are closed.
+func compareStreams(ctx context.Context, args [2]string, opts [2]source.Options, limits xpkg.Limits, keep func([2]*diff.Indexed)) (*diff.Report, [2]source.Info, error) {
 	var x [2]*diff.Indexed
 	var infos [2]source.Info
 	var errs [2]error
@@ -83,44 +79,35 @@ func Stream(ctx context.Context, args [2]string, opts [2]source.Options, limits 
 	for i, s := range []*diff.Side{&r.Old, &r.New} {
 		s.Source, s.Reference, s.Digest = args[i], infos[i].Reference, infos[i].Digest
 	}
+	if keep != nil {
+		keep(x)
+	}
 	return r, infos, nil
 }
 
-// index reads a package's stream into an index.
+// index opens a package and reads its stream into an index. A failure to
+// verify what was read, found as the package closes, fails the read too,
+// and the index is closed.
 func index(ctx context.Context, arg string, o source.Options, limits xpkg.Limits) (*diff.Indexed, source.Info, error) {
-	return readContent(ctx, arg, o, func(r io.Reader) (*diff.Indexed, error) { return diff.Index(r, limits) },
-		func(x *diff.Indexed) { x.Close() })
-}
-
-// Documents reads a package's documents, unparsed.
-func Documents(ctx context.Context, arg string, o source.Options, limits xpkg.Limits) ([][]byte, source.Info, error) {
-	return readContent(ctx, arg, o, func(r io.Reader) ([][]byte, error) { return xpkg.Split(r, limits) }, nil)
-}
-
-// readContent opens a package and reads its content whole with read. A
-// failure to verify what was read, found as the package closes, fails
-// the read too, and what was read is released.
-func readContent[T any](ctx context.Context, arg string, o source.Options, read func(io.Reader) (T, error), release func(T)) (T, source.Info, error) {
-	var zero T
 	p, err := source.Open(ctx, arg, o)
 	if err != nil {
-		return zero, source.Info{}, err
+		return nil, source.Info{}, err
 	}
 	defer p.Close()
 	content, err := p.Content()
 	if err != nil {
-		return zero, p.Info, err
+		return nil, p.Info, err
 	}
-	v, readErr := read(content)
+	x, readErr := diff.Index(content, limits)
 	err = p.Cause(readErr)
 	if err == nil {
 		err = p.Close()
 	}
 	if err != nil {
-		if readErr == nil && release != nil {
-			release(v)
+		if readErr == nil {
+			x.Close()
 		}
-		return zero, p.Info, fmt.Errorf("%s: %w", arg, err)
+		return nil, p.Info, fmt.Errorf("%s: %w", arg, err)
 	}
-	return v, p.Info, nil
+	return x, p.Info, nil
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
@@ -81,18 +80,7 @@ func TestReportsArePinned(t *testing.T) {
 // indexed as a stream, then CompareIndexed.
 func indexedPair(t *testing.T, name, oldTag, newTag string) (*Report, error) {
 	t.Helper()
-	var x [2]*Indexed
-	for i, tag := range []string{oldTag, newTag} {
-		b, err := fixture.Stream(filepath.Join("..", "..", "hack", "testdata", "packages", name, tag))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if x[i], err = Index(bytes.NewReader(b), xpkg.DefaultLimits); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { x[i].Close() })
-	}
-	return CompareIndexed(x[0], x[1])
+	return CompareIndexed(indexReal(t, name, oldTag), indexReal(t, name, newTag))
 }
 
 // TestIndexedReportsArePinned: compared as streams, every real sample
@@ -167,7 +155,8 @@ func TestIndexedAgreesOnOddStreams(t *testing.T) {
 			if err1 != nil || err2 != nil {
 				t.Fatal(err1, err2)
 			}
-			if o, n, err := Parse(od, nd, xpkg.DefaultLimits); err != nil {
+			o, n, err := Parse(od, nd, xpkg.DefaultLimits)
+			if err != nil {
 				wantErr = err
 				errored++
 			} else {
@@ -193,6 +182,9 @@ func TestIndexedAgreesOnOddStreams(t *testing.T) {
 				if got := pinnedReport(t, r); !bytes.Equal(got, want) {
 					t.Errorf("report:\n%s\nwant:\n%s", got, want)
 				}
+				checkAgainstReference(t, o, n, &[2]Definitions{x[0].Definitions(), x[1].Definitions()})
+				checkMeta(t, x[0].Meta(), o.Meta)
+				checkMeta(t, x[1].Meta(), n.Meta)
 			}
 		})
 	}

@@ -47,7 +47,7 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 	pkg := in.Package
 	// From is what runs: under Manual activation spec.package may name a
 	// revision not yet active.
-	p := &Plan{Action: action, Package: KindName(pkg), From: in.Image, To: target}
+	p := NewPlan(action, KindName(pkg), in.Image, target)
 	// Read where the package manager reads: through the ImageConfigs,
 	// with the package's pull secrets.
 	var refs [2]string
@@ -58,7 +58,10 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 			return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 		}
 	}
-	res, err := compare.Sources(ctx, refs, opts, c.Limits)
+	// The packages are read as streams: a provider of 2,000 CRDs is
+	// 100 MB of YAML a version, of which the plan keeps the report and
+	// the definitions' versions.
+	res, err := compare.ForPlan(ctx, refs, opts, c.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 	}
@@ -69,7 +72,7 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 	}
 	// One read of the old package's CRDs serves both rules: the kinds
 	// the target loses are among them.
-	crds, err := c.Cluster.CRDs(ctx, diff.StoredCRDs(res.Old))
+	crds, err := c.Cluster.CRDs(ctx, res.Old.Names())
 	if err != nil {
 		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 	}
@@ -83,12 +86,12 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 	}
 	p.add(live...)
-	if err := c.planLock(ctx, p, res.New, target); err != nil {
+	if err := c.planLock(ctx, p, res.Meta, target); err != nil {
 		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 	}
-	if res.New.Meta != nil {
+	if res.Meta != nil {
 		running := c.Cluster.CrossplaneVersion(ctx, c.XPNamespace)
-		if f := crossplaneVersionFinding(res.New.Meta.Crossplane, running, target); f != nil {
+		if f := crossplaneVersionFinding(res.Meta.Crossplane, running, target); f != nil {
 			p.add(*f)
 		}
 	}
@@ -106,7 +109,7 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 
 // planLock checks the Lock: dependents' constraints on the target version
 // and the target's own dependencies.
-func (c *Change) planLock(ctx context.Context, p *Plan, new *xpkg.Package, target string) error {
+func (c *Change) planLock(ctx context.Context, p *Plan, meta *xpkg.Meta, target string) error {
 	lock, err := c.Cluster.Lock(ctx)
 	if err != nil {
 		return err
@@ -128,7 +131,7 @@ func (c *Change) planLock(ctx context.Context, p *Plan, new *xpkg.Package, targe
 	if pinned {
 		p.add(pinnedFindings(Holds(lock, pkgs, repo), p.Package, target)...)
 	}
-	p.add(dependencyFindings(new.Meta, lock, pkgs, target)...)
+	p.add(dependencyFindings(meta, lock, pkgs, target)...)
 	return nil
 }
 

@@ -13,6 +13,25 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 )
 
+// listKinds are the resources the fake cluster serves.
+var listKinds = map[schema.GroupVersionResource]string{
+	{Group: "pkg.crossplane.io", Version: "v1", Resource: "providers"}:                                         "ProviderList",
+	{Group: "pkg.crossplane.io", Version: "v1", Resource: "configurations"}:                                    "ConfigurationList",
+	{Group: "pkg.crossplane.io", Version: "v1", Resource: "functions"}:                                         "FunctionList",
+	{Group: "pkg.crossplane.io", Version: "v1", Resource: "providerrevisions"}:                                 "ProviderRevisionList",
+	{Group: "pkg.crossplane.io", Version: "v1", Resource: "configurationrevisions"}:                            "ConfigurationRevisionList",
+	{Group: "pkg.crossplane.io", Version: "v1", Resource: "functionrevisions"}:                                 "FunctionRevisionList",
+	{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "locks"}:                                        "LockList",
+	{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}:                      "CustomResourceDefinitionList",
+	{Group: "stored.example.org", Version: "v1beta1", Resource: "widgets"}:                                     "WidgetList",
+	{Group: "apps", Version: "v1", Resource: "deployments"}:                                                    "DeploymentList",
+	{Group: "", Version: "v1", Resource: "events"}:                                                             "EventList",
+	{Group: "apiextensions.crossplane.io", Version: "v1alpha1", Resource: "managedresourcedefinitions"}:        "ManagedResourceDefinitionList",
+	{Group: "apiextensions.crossplane.io", Version: "v1alpha1", Resource: "managedresourceactivationpolicies"}: "ManagedResourceActivationPolicyList",
+	{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "imageconfigs"}:                                 "ImageConfigList",
+	{Group: "", Version: "v1", Resource: "secrets"}:                                                            "SecretList",
+}
+
 // fakeCluster is a cluster over client-go's dynamic fake, holding objs.
 func fakeCluster(t *testing.T, objs ...*unstructured.Unstructured) *cluster.Cluster {
 	t.Helper()
@@ -24,28 +43,11 @@ func fakeCluster(t *testing.T, objs ...*unstructured.Unstructured) *cluster.Clus
 // the requests made.
 func fakeClusterDyn(t *testing.T, objs ...*unstructured.Unstructured) (*cluster.Cluster, *dynamicfake.FakeDynamicClient) {
 	t.Helper()
-	lists := map[schema.GroupVersionResource]string{
-		{Group: "pkg.crossplane.io", Version: "v1", Resource: "providers"}:                                         "ProviderList",
-		{Group: "pkg.crossplane.io", Version: "v1", Resource: "configurations"}:                                    "ConfigurationList",
-		{Group: "pkg.crossplane.io", Version: "v1", Resource: "functions"}:                                         "FunctionList",
-		{Group: "pkg.crossplane.io", Version: "v1", Resource: "providerrevisions"}:                                 "ProviderRevisionList",
-		{Group: "pkg.crossplane.io", Version: "v1", Resource: "configurationrevisions"}:                            "ConfigurationRevisionList",
-		{Group: "pkg.crossplane.io", Version: "v1", Resource: "functionrevisions"}:                                 "FunctionRevisionList",
-		{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "locks"}:                                        "LockList",
-		{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}:                      "CustomResourceDefinitionList",
-		{Group: "stored.example.org", Version: "v1beta1", Resource: "widgets"}:                                     "WidgetList",
-		{Group: "apps", Version: "v1", Resource: "deployments"}:                                                    "DeploymentList",
-		{Group: "", Version: "v1", Resource: "events"}:                                                             "EventList",
-		{Group: "apiextensions.crossplane.io", Version: "v1alpha1", Resource: "managedresourcedefinitions"}:        "ManagedResourceDefinitionList",
-		{Group: "apiextensions.crossplane.io", Version: "v1alpha1", Resource: "managedresourceactivationpolicies"}: "ManagedResourceActivationPolicyList",
-		{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "imageconfigs"}:                                 "ImageConfigList",
-		{Group: "", Version: "v1", Resource: "secrets"}:                                                            "SecretList",
-	}
 	var ros []runtime.Object
 	for _, o := range objs {
 		ros = append(ros, o)
 	}
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, ros...)
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, ros...)
 	return cluster.NewCluster(dyn, cluster.StaticDialect(), "default"), dyn
 }
 

@@ -66,6 +66,12 @@ type Plan struct {
 	Packages []string `json:"packages,omitempty"`
 }
 
+// NewPlan is a plan with no findings yet: -o json prints "findings": [],
+// not null, when it finds none.
+func NewPlan(action, pkg, from, to string) *Plan {
+	return &Plan{Action: action, Package: pkg, From: from, To: to, Findings: []Finding{}}
+}
+
 // Blocking reports whether a finding stops the change.
 func (p *Plan) Blocking() bool {
 	for _, f := range p.Findings {

@@ -33,8 +33,8 @@ func storedVersionFindings(blockers []diff.Blocker, target string) []Finding {
 
 // removedKinds are the CRDs whose kind (gone) or some served version
 // (dropped) the new package no longer offers: CRD name → what it loses.
-func removedKinds(old, new *xpkg.Package) map[string][]string {
-	olds, news := diff.DefinedVersions(old), diff.DefinedVersions(new)
+func removedKinds(old, new diff.Definitions) map[string][]string {
+	olds, news := old.Served(), new.Served()
 	out := map[string][]string{}
 	for crd, ovs := range olds {
 		nvs, ok := news[crd]
@@ -84,20 +84,22 @@ type liveKind struct {
 }
 
 // countLive counts the objects of the named CRDs (read before, in crds)
-// that exist, in order, leaving out those without any.
+// that exist, all at once, and returns those with any, in the order named.
 func countLive(ctx context.Context, c *cluster.Cluster, crds map[string]*cluster.CRD, names []string) ([]liveKind, error) {
-	var out []liveKind
+	var present []*cluster.CRD
 	for _, name := range names {
-		crd, ok := crds[name]
-		if !ok {
-			continue
+		if crd, ok := crds[name]; ok {
+			present = append(present, crd)
 		}
-		n, err := c.CountObjects(ctx, crd)
-		if err != nil {
-			return nil, err
-		}
+	}
+	counts, err := c.CountAll(ctx, present)
+	if err != nil {
+		return nil, err
+	}
+	var out []liveKind
+	for i, n := range counts {
 		if n.N > 0 {
-			out = append(out, liveKind{crd, n})
+			out = append(out, liveKind{present[i], n})
 		}
 	}
 	return out, nil

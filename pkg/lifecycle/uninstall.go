@@ -30,7 +30,7 @@ type UninstallPlan struct {
 // packages that depend on them, and live objects of every kind they
 // define (Crossplane deletes the definitions, and the objects with them).
 func (u *Uninstall) Plan(ctx context.Context, args []string) (*UninstallPlan, error) {
-	up := &UninstallPlan{Plan: &Plan{Action: ActionUninstall}}
+	up := &UninstallPlan{Plan: NewPlan(ActionUninstall, "", "", "")}
 	for _, a := range args {
 		p, err := u.Cluster.Lookup(ctx, a)
 		if err != nil {
