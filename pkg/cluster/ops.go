@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/retry"
 )
 
 // Cluster reads and writes a cluster's package objects through its dialect.
@@ -223,7 +222,7 @@ func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	var updated *unstructured.Unstructured
-	err = retry.RetryOnConflict(patchRetry, func() error {
+	err = retryOnConflict(ctx, patchRetry, func() error {
 		u, err := rc.Get(ctx, p.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -263,6 +262,25 @@ func (e *ChangedError) Error() string {
 }
 
 var patchRetry = wait.Backoff{Steps: 8, Duration: 50 * time.Millisecond, Factor: 1.5, Jitter: 0.5}
+
+// retryOnConflict calls fn again, backing off, while it fails with a
+// conflict, and returns its last error. Unlike client-go's
+// retry.RetryOnConflict, which turns a context error of fn into the last
+// conflict's, nil when there was none, a cancelled or timed-out request
+// is never taken for success.
+func retryOnConflict(ctx context.Context, b wait.Backoff, fn func() error) error {
+	for {
+		err := fn()
+		if err == nil || !apierrors.IsConflict(err) || b.Steps <= 1 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (after: %w)", ctx.Err(), err)
+		case <-time.After(b.Step()):
+		}
+	}
+}
 
 // Activate sets a revision's desired state to Active.
 func (c *Cluster) Activate(ctx context.Context, r *Revision) error {
