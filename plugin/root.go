@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/util/templates"
 	"k8s.io/kubectl/pkg/util/term"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/version"
 )
 
 // DisplayName is how the plugin is invoked through kubectl.
@@ -57,10 +59,14 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 }
 
 func newRoot(streams genericiooptions.IOStreams) *Root {
-	return &Root{
-		ConfigFlags: genericclioptions.NewConfigFlags(true).WithDiscoveryBurst(300).WithDiscoveryQPS(50),
-		IOStreams:   streams,
+	flags := genericclioptions.NewConfigFlags(true).WithDiscoveryBurst(300).WithDiscoveryQPS(50)
+	// client-go would name the plugin after its own unstamped version
+	// ("v0.0.0 ... kubernetes/$Format"): audit logs should see ours.
+	flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
+		c.UserAgent = version.Get().UserAgent()
+		return c
 	}
+	return &Root{ConfigFlags: flags, IOStreams: streams}
 }
 
 func (root *Root) command() *cobra.Command {

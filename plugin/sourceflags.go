@@ -50,7 +50,7 @@ func (f *SourceFlags) AddRegistryFlags(fs *pflag.FlagSet) {
 
 // Options turns the flags into source options and parse limits.
 func (f *SourceFlags) Options() (source.Options, xpkg.Limits, error) {
-	o := source.Options{Registry: f.Registry, Insecure: f.Insecure, UserAgent: "kubectl-xpkg/" + version.Get().Version, Retry: f.Retry}
+	o := source.Options{Registry: f.Registry, Insecure: f.Insecure, UserAgent: version.Get().UserAgent(), Retry: f.Retry}
 	limits := xpkg.DefaultLimits
 	switch {
 	case f.Retry.Attempts < 0:

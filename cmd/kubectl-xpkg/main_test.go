@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
@@ -112,6 +115,32 @@ func assertServesPackageKinds(t *testing.T, out string) {
 	for _, want := range []string{"Server Version: v1.", "pkg.crossplane.io", "Provider", "ProviderRevision", "Configuration", "Function", "Lock"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("version output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestUserAgentNamesThePlugin: API requests (discovery included) name the
+// plugin and its version as kubectl names itself, not client-go's
+// unstamped "v0.0.0 ... kubernetes/$Format".
+func TestUserAgentNamesThePlugin(t *testing.T) {
+	var mu sync.Mutex
+	var agents []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		agents = append(agents, r.URL.Path+": "+r.UserAgent())
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	clitest.New(t).Run("get", "--server", srv.URL).Fails(t, 1)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(agents) == 0 {
+		t.Fatal("no request reached the server")
+	}
+	for _, a := range agents {
+		if !strings.Contains(a, ": kubectl-xpkg/") || strings.Contains(a, "$Format") || strings.Contains(a, "v0.0.0") {
+			t.Errorf("User-Agent %q", a)
 		}
 	}
 }

@@ -42,3 +42,13 @@ func Get() Info {
 		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
 	}
 }
+
+// UserAgent is how the plugin names itself to API servers and registries,
+// in the form kubectl uses: kubectl-xpkg/VERSION (OS/ARCH) COMMIT.
+func (i Info) UserAgent() string {
+	ua := "kubectl-xpkg/" + i.Version + " (" + i.Platform + ")"
+	if i.GitCommit != "" {
+		ua += " " + i.GitCommit
+	}
+	return ua
+}
