@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -47,5 +48,15 @@ func TestSetPackageNeverTakesACancelledPatchForSuccess(t *testing.T) {
 				t.Errorf("error %v, want %v", err, last)
 			}
 		})
+	}
+}
+
+func TestWaitTimeoutSaysWholeSeconds(t *testing.T) {
+	e := &WaitTimeoutError{What: "provider/p", After: 29999999950 * time.Nanosecond, Pending: []string{"Healthy"}}
+	if got, want := e.Error(), "timed out after 30s waiting for provider/p: still pending: Healthy"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if got := Round(1500 * time.Microsecond); got != 2*time.Millisecond {
+		t.Errorf("Round(1.5ms) = %s", got)
 	}
 }

@@ -26,7 +26,17 @@ type WaitTimeoutError struct {
 }
 
 func (e *WaitTimeoutError) Error() string {
-	return fmt.Sprintf("timed out after %s waiting for %s: still pending: %s", e.After, e.What, strings.Join(e.Pending, "; "))
+	return fmt.Sprintf("timed out after %s waiting for %s: still pending: %s", Round(e.After), e.What, strings.Join(e.Pending, "; "))
+}
+
+// Round is a duration as people read it: whole seconds from a second up
+// (what is left of a wait is 29.99999995s, which says 30s), else
+// milliseconds.
+func Round(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Millisecond)
 }
 
 // watcher keeps informer caches of the package objects, revisions and Lock,
