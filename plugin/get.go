@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -32,9 +33,10 @@ var getExample = `  # List every installed package
 
 // GetOptions holds the flags and state of `kubectl xpkg get`.
 type GetOptions struct {
-	Output   string
-	Selector string
-	Cluster  ClusterFlags
+	Output    string
+	Selector  string
+	NoHeaders bool
+	Cluster   ClusterFlags
 
 	kind  string
 	names []string
@@ -56,6 +58,7 @@ func NewCmdGet(root *Root) *cobra.Command {
 	cmd.ValidArgsFunction = completePackages(root, true, false)
 	completeOutput(cmd, "wide", "json", "yaml", "name", "custom-columns=", "jsonpath=", "go-template=")
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l team=platform.")
+	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "Print tables (the default, wide and custom-columns outputs) without their header line.")
 	o.Cluster.AddFlags(cmd.Flags())
 	return cmd
 }
@@ -97,22 +100,27 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	if len(o.names) > 0 && o.Selector != "" {
 		return &exit.UsageError{Err: fmt.Errorf("name cannot be provided when a selector is specified"), Hint: "See 'kubectl xpkg get --help' for usage."}
 	}
-	pkgs, err := o.fetch(ctx, c)
-	if err != nil {
-		return err
+	pkgs, missing := o.fetch(ctx, c)
+	if len(pkgs) == 0 && missing != nil {
+		return missing
 	}
-	switch {
-	case o.Output == "" || o.Output == printers.FormatWide:
-		return o.table(pkgs)
+	if o.Output == "" || o.Output == printers.FormatWide {
+		err = o.table(pkgs)
+	} else {
+		err = o.document(pkgs)
 	}
-	return o.document(pkgs)
+	return errors.Join(err, missing)
 }
 
+// fetch reads the packages asked for. Of several names, those found are
+// printed and those not found fail the command after them, as kubectl get
+// does: the error names each.
 func (o *GetOptions) fetch(ctx context.Context, c *cluster.Cluster) ([]*cluster.Package, error) {
 	if len(o.names) == 0 {
 		return c.List(ctx, o.kind, o.Selector)
 	}
 	var out []*cluster.Package
+	var errs []error
 	for _, n := range o.names {
 		var p *cluster.Package
 		var err error
@@ -122,9 +130,13 @@ func (o *GetOptions) fetch(ctx context.Context, c *cluster.Cluster) ([]*cluster.
 			p, err = c.Find(ctx, n)
 		}
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
 		out = append(out, p)
+	}
+	if len(errs) > 0 {
+		return out, exit.Several(errs)
 	}
 	return out, nil
 }
@@ -140,6 +152,7 @@ func (o *GetOptions) table(pkgs []*cluster.Package) error {
 		header = append(header, "DIGEST", "ACTIVATION", "RUNTIME-CONFIG")
 	}
 	t := printers.NewTable(header...)
+	t.NoHeaders = o.NoHeaders
 	for _, p := range pkgs {
 		row := []string{p.Name, p.Kind, cluster.RefRepository(p.Source), p.Version,
 			conditionStatus(p, cluster.TypeInstalled), conditionStatus(p, cluster.TypeHealthy), orNone(p.CurrentRevision), age(p.Created)}
@@ -163,6 +176,7 @@ func (o *GetOptions) document(pkgs []*cluster.Package) error {
 		if err != nil {
 			return err
 		}
+		cols.NoHeaders = o.NoHeaders
 		objs := make([]map[string]any, len(pkgs))
 		for i, p := range pkgs {
 			objs[i] = p.Object.Object

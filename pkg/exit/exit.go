@@ -71,6 +71,14 @@ func Message(err error) string {
 	if err == nil {
 		return ""
 	}
+	var several Several
+	if errors.As(err, &several) && len(several) > 1 {
+		lines := make([]string, len(several))
+		for i, e := range several {
+			lines[i] = Message(e)
+		}
+		return strings.Join(lines, "\nerror: ")
+	}
 	var ue *UsageError
 	if errors.As(err, &ue) {
 		// cobra's suggestions ("Did you mean this?") span lines on purpose.
@@ -91,6 +99,14 @@ func Message(err error) string {
 	}
 	return oneLine(err.Error())
 }
+
+// Several are failures of one command that each get their own "error: "
+// line, as kubectl get prints one for each name it does not find.
+type Several []error
+
+func (s Several) Error() string { return errors.Join(s...).Error() }
+
+func (s Several) Unwrap() []error { return s }
 
 // oneLine folds a multi-line message so that a script reading stderr sees one
 // line per failure.

@@ -15,6 +15,8 @@ import (
 type CustomColumns struct {
 	headers []string
 	paths   []*jsonpath.JSONPath
+	// NoHeaders leaves the header line out.
+	NoHeaders bool
 }
 
 // ParseCustomColumns reads the spec after "custom-columns=". A path is
@@ -45,6 +47,7 @@ func ParseCustomColumns(spec string) (*CustomColumns, error) {
 // Print writes one row per object (its unstructured content).
 func (c *CustomColumns) Print(w io.Writer, objects []map[string]any) error {
 	t := NewTable(c.headers...)
+	t.NoHeaders = c.NoHeaders
 	for _, obj := range objects {
 		row := make([]string, len(c.paths))
 		for i, jp := range c.paths {

@@ -21,6 +21,8 @@ import (
 type Table struct {
 	header []string
 	rows   [][]string
+	// NoHeaders leaves the header line out (kubectl's --no-headers).
+	NoHeaders bool
 }
 
 // NewTable starts a table with the given column headers.
@@ -63,7 +65,9 @@ func (t *Table) Render(w io.Writer) error {
 		}),
 		tablewriter.WithTrimSpace(off),
 	)
-	tbl.Header(toAny(t.header)...)
+	if !t.NoHeaders {
+		tbl.Header(toAny(t.header)...)
+	}
 	for _, r := range t.rows {
 		if err := tbl.Append(r); err != nil {
 			return err
