@@ -22,6 +22,11 @@ import (
 // for breaking changes.
 const PlanRefused = DiffBreaking
 
+// PlanChanged is the exit status of a change that the cluster, changed
+// by someone else since the change was planned, stopped before it was
+// made: planning again is the way on.
+const PlanChanged = 4
+
 // Dry-run strategies, as kubectl names them.
 const (
 	dryRunNone   = "none"
@@ -104,6 +109,11 @@ func (f *PlanFlags) gate(r *Root, p *lifecycle.Plan) (proceed bool, err error) {
 func changeError(ctx context.Context, err error) error {
 	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return &stoppedError{err: err}
+	}
+	var pkgChanged *cluster.ChangedError
+	var changed *lifecycle.ChangedError
+	if errors.As(err, &pkgChanged) || errors.As(err, &changed) {
+		return exit.WithCode(PlanChanged, err)
 	}
 	return waitError(err)
 }

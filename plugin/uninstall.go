@@ -59,7 +59,13 @@ stops it with exit status 3 unless --force:
 Crossplane never removes dependencies: --with-dependencies also removes those that
 nothing else needs, after the named packages are gone, and plans them too. On a
 terminal, uninstall asks before deleting unless --yes. --dry-run prints the plan and
-exits as the uninstall would.`,
+exits as the uninstall would.
+
+Each deletion is planned again just before it is made (after the prompt, and after
+waiting for the named packages to go) and made with the package's UID and
+resourceVersion as preconditions: a finding the approved plan did not have (another
+dependent, more live objects) or a package changed or made again since stops the
+uninstall with exit status 4, deleting nothing more.`,
 		Example: uninstallExample,
 		GroupID: groupCluster,
 		Args: func(c *cobra.Command, args []string) error {

@@ -293,13 +293,22 @@ func (c *Cluster) Activate(ctx context.Context, r *Revision) error {
 	return err
 }
 
-// Delete deletes a package; its revisions follow by garbage collection.
-func (c *Cluster) Delete(ctx context.Context, p *Package, dryRun bool) error {
+// DeleteExactly deletes the package as it was read (its revisions
+// follow by garbage collection): the API server
+// refuses (409 Conflict) when it is another object since (its UID) or
+// has changed (its resourceVersion).
+func (c *Cluster) DeleteExactly(ctx context.Context, p *Package, dryRun bool) error {
 	rc, err := c.client(p.Kind)
 	if err != nil {
 		return err
 	}
-	opts := metav1.DeleteOptions{}
+	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{}}
+	if uid := p.Object.GetUID(); uid != "" {
+		opts.Preconditions.UID = &uid
+	}
+	if rv := p.Object.GetResourceVersion(); rv != "" {
+		opts.Preconditions.ResourceVersion = &rv
+	}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}

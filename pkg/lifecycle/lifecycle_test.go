@@ -105,6 +105,12 @@ const (
 // v1.0.0), defining widgets, with one widget; configuration-stored
 // depending on it.
 func storedCluster(t *testing.T, widgets int) *cluster.Cluster {
+	c, _ := storedClusterDyn(t, widgets)
+	return c
+}
+
+// storedClusterDyn is storedCluster with its dynamic fake.
+func storedClusterDyn(t *testing.T, widgets int) (*cluster.Cluster, *dynamicfake.FakeDynamicClient) {
 	mrd := map[string]any{"apiVersion": "apiextensions.crossplane.io/v1alpha1", "kind": "ManagedResourceDefinition", "name": "widgets.stored.example.org"}
 	objs := []*unstructured.Unstructured{
 		provider("provider-stored", provRepo+":v1.1.0", "provider-stored-bbb"),
@@ -121,7 +127,7 @@ func storedCluster(t *testing.T, widgets int) *cluster.Cluster {
 	for i := range widgets {
 		objs = append(objs, obj("stored.example.org/v1beta1", "Widget", "widget-"+string(rune('a'+i)), nil))
 	}
-	return fakeCluster(t, objs...)
+	return fakeClusterDyn(t, objs...)
 }
 
 func findings(p *Plan, rule string) []Finding {

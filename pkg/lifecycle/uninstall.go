@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 )
 
@@ -16,6 +18,8 @@ import (
 type Uninstall struct {
 	Cluster          *cluster.Cluster
 	WithDependencies bool
+	// done are the packages Run deleted so far.
+	done []string
 }
 
 // UninstallPlan is what an uninstall would remove and what it found.
@@ -24,13 +28,15 @@ type UninstallPlan struct {
 	Named []*cluster.Package
 	// Dependencies are removed after the named packages are gone.
 	Dependencies []*cluster.Package
+	// args are what was planned for: Run plans them again.
+	args []string
 }
 
 // Plan resolves the arguments and checks what removing them breaks:
 // packages that depend on them, and live objects of every kind they
 // define (Crossplane deletes the definitions, and the objects with them).
 func (u *Uninstall) Plan(ctx context.Context, args []string) (*UninstallPlan, error) {
-	up := &UninstallPlan{Plan: NewPlan(ActionUninstall, "", "", "")}
+	up := &UninstallPlan{Plan: NewPlan(ActionUninstall, "", "", ""), args: args}
 	for _, a := range args {
 		p, err := u.Cluster.Lookup(ctx, a)
 		if err != nil {
@@ -155,8 +161,16 @@ const DefaultDependencyWait = 5 * time.Minute
 // Run deletes the named packages, then (once they and their Lock entries
 // are gone: the package manager would put back a dependency that a
 // package it still knows needs) their dependencies, and waits as asked.
+// Each deletion is planned again just before it is made (the plan that
+// was approved may be minutes old: a prompt, a wait), and made only if
+// it finds nothing the approved plan did not, with the package's UID and
+// resourceVersion as preconditions.
 func (u *Uninstall) Run(ctx context.Context, up *UninstallPlan, o UninstallOptions) error {
-	if err := u.delete(ctx, up.Named, o); err != nil {
+	named, err := u.replan(ctx, up, up.args, up.Named, u.WithDependencies, o.DryRun)
+	if err != nil {
+		return err
+	}
+	if err := u.delete(ctx, named, o); err != nil {
 		return err
 	}
 	if len(up.Dependencies) > 0 && !o.DryRun {
@@ -165,7 +179,13 @@ func (u *Uninstall) Run(ctx context.Context, up *UninstallPlan, o UninstallOptio
 			return err
 		}
 	}
-	if err := u.delete(ctx, up.Dependencies, o); err != nil {
+	deps := make([]string, len(up.Dependencies))
+	for i, d := range up.Dependencies {
+		deps[i] = KindName(d)
+	}
+	if deps, err := u.replan(ctx, up, deps, up.Dependencies, false, o.DryRun); err != nil {
+		return err
+	} else if err := u.delete(ctx, deps, o); err != nil {
 		return err
 	}
 	if o.Wait == 0 || o.DryRun {
@@ -177,11 +197,79 @@ func (u *Uninstall) Run(ctx context.Context, up *UninstallPlan, o UninstallOptio
 	return u.wait(ctx, up.Named, o.Wait, o.Progress)
 }
 
+// ChangedError is a change that the cluster's state, changed since the
+// change was planned, stopped before it was made.
+type ChangedError struct {
+	Action, Package string
+	// What changed, in words.
+	What string
+	// Done is what the change had done before it stopped.
+	Done []string
+}
+
+func (e *ChangedError) Error() string {
+	done := "nothing was changed"
+	if len(e.Done) > 0 {
+		done = strings.Join(e.Done, ", ") + " went; nothing more was changed"
+	}
+	return fmt.Sprintf("the %s of %s stopped: %s since it was planned; %s: plan again", e.Action, e.Package, e.What, done)
+}
+
+// replan plans removing args again and returns the packages, read just
+// now, to delete; it fails with a ChangedError when a package is another
+// object than the one planned (deleted and made again) or the plan finds
+// something the approved one did not (a new dependent, more live objects).
+func (u *Uninstall) replan(ctx context.Context, approved *UninstallPlan, args []string, planned []*cluster.Package, withDeps, dryRun bool) ([]*cluster.Package, error) {
+	if len(args) == 0 || dryRun {
+		return planned, nil
+	}
+	changed := func(what string) error {
+		return &ChangedError{Action: ActionUninstall, Package: approved.Package, What: what, Done: u.done}
+	}
+	fresh, err := (&Uninstall{Cluster: u.Cluster, WithDependencies: withDeps}).Plan(ctx, args)
+	if apierrors.IsNotFound(err) {
+		return nil, changed("a package is gone")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("plan the uninstall of %s again: %w", approved.Package, err)
+	}
+	for i, p := range fresh.Named {
+		if p.Object.GetUID() != planned[i].Object.GetUID() {
+			return nil, changed(KindName(p) + " was deleted and made again")
+		}
+	}
+	seen := map[string]bool{}
+	for _, f := range approved.Findings {
+		seen[f.key()] = true
+	}
+	for _, f := range fresh.Findings {
+		if f.Severity != Info && !seen[f.key()] {
+			return nil, changed("a new finding: " + f.Message)
+		}
+	}
+	return fresh.Named, nil
+}
+
+// key tells findings apart: the same rule about the same object, the
+// same count.
+func (f Finding) key() string {
+	n := int64(-1)
+	if f.Count != nil {
+		n = *f.Count
+	}
+	return fmt.Sprintf("%s|%s|%s|%d", f.Rule, f.Severity, f.Object, n)
+}
+
 func (u *Uninstall) delete(ctx context.Context, pkgs []*cluster.Package, o UninstallOptions) error {
 	for _, p := range pkgs {
-		if err := u.Cluster.Delete(ctx, p, o.DryRun); err != nil {
+		err := u.Cluster.DeleteExactly(ctx, p, o.DryRun)
+		if apierrors.IsConflict(err) {
+			return &ChangedError{Action: ActionUninstall, Package: KindName(p), What: KindName(p) + " changed between the last plan and its deletion", Done: u.done}
+		}
+		if err != nil {
 			return fmt.Errorf("uninstall %s: %w", KindName(p), err)
 		}
+		u.done = append(u.done, KindName(p))
 		if o.Deleted != nil {
 			o.Deleted(p)
 		}
