@@ -112,7 +112,8 @@ func changeError(ctx context.Context, err error) error {
 	}
 	var pkgChanged *cluster.ChangedError
 	var changed *lifecycle.ChangedError
-	if errors.As(err, &pkgChanged) || errors.As(err, &changed) {
+	var moved *cluster.MovedError
+	if errors.As(err, &pkgChanged) || errors.As(err, &changed) || errors.As(err, &moved) {
 		return exit.WithCode(PlanChanged, err)
 	}
 	return waitError(err)

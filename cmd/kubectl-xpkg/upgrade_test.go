@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,5 +81,54 @@ func TestUpgradeManualActivation(t *testing.T) {
 	contains(t, "activate", r.Stdout, "revision "+oldRev+" activated")
 	if s := l.desiredStates(t, "functionrevisions", name); s[oldRev] != "Active" {
 		t.Errorf("revisions: %v", s)
+	}
+}
+
+// TestUpgradeWaitFailsWhenAnotherWriterMovesThePackage: while --wait
+// waits (the package manager answers late), another writer points the
+// package at a third version, which the package manager installs healthy:
+// that is not this upgrade's success. The wait fails with exit status 4
+// naming both references, and --atomic does not undo the other writer's
+// change.
+func TestUpgradeWaitFailsWhenAnotherWriterMovesThePackage(t *testing.T) {
+	l := newLifecycle(t)
+	first, _ := pushSample(t, l.env, "provider-nop", "v0.2.1")
+	newer, _ := pushSample(t, l.env, "provider-nop", "v0.4.0")
+	const name = "moved-nop"
+	l.mgr.Manage(name, pkgmanager.Behaviour{})
+	x := clitest.New(t).WithEnv(l.env)
+	t.Cleanup(func() { x.Run("uninstall", name) })
+	x.Run("install", "provider", first, name, "--wait=60s").Succeeds(t)
+
+	for _, atomic := range []bool{false, true} {
+		l.mgr.Manage(name, pkgmanager.Behaviour{Delay: 3 * time.Second})
+		// Each round starts from first: the other writer puts it back.
+		target, other := newer, first
+		args := []string{"upgrade", name, target[strings.LastIndex(target, ":")+1:], "--wait=60s", "--force"}
+		if atomic {
+			args = append(args, "--atomic")
+		}
+		run := x.Start(args...)
+		// Once the upgrade has set its reference, another writer sets theirs.
+		deadline := time.Now().Add(30 * time.Second)
+		for l.packageSource(t, name) != target {
+			if time.Now().After(deadline) {
+				t.Fatal("the upgrade never set its reference")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		u, err := l.dyn.Resource(providersGVR).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = unstructured.SetNestedField(u.Object, other, "spec", "package")
+		if _, err := l.dyn.Resource(providersGVR).Update(context.Background(), u, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		r := run.Wait().Fails(t, 4)
+		contains(t, "moved", r.Stderr, "provider/"+name+" now points at "+other+", not at "+target+": someone else changed it while waiting")
+		if src := l.packageSource(t, name); src != other {
+			t.Errorf("atomic=%v: the other writer's %s was replaced by %s", atomic, other, src)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Condition types of the pkg.crossplane.io generation.
@@ -18,7 +19,18 @@ const (
 var terminalMarkers = []string{
 	"cannot unpack package", "failed to fetch package", "cannot parse package", "cannot lint package",
 	"incompatible", "MANIFEST_UNKNOWN", "NAME_UNKNOWN", "UNAUTHORIZED", "DENIED", "SignatureVerificationFailed",
+	// The revision's own checks of the package's contents (Crossplane v2).
+	"validating package contents failed", "linting package contents failed", "multiple meta types",
 }
+
+// conflictMarker is a definition another package controls: Crossplane
+// retries, and a moment into an upgrade the old revision may still hold
+// it, but once it has lasted conflictGrace it is a conflict that stays
+// until one of the packages goes.
+const (
+	conflictMarker = "cannot establish control of object"
+	conflictGrace  = 30 * time.Second
+)
 
 // current reports whether a condition describes the package's present spec:
 // right after spec.package changes, the old Healthy=True is still there
@@ -65,6 +77,9 @@ func PackageReadiness(p *Package) Readiness {
 }
 
 func isTerminal(c *Condition) bool {
+	if strings.Contains(c.Message, conflictMarker) {
+		return !c.LastTransitionTime.IsZero() && time.Since(c.LastTransitionTime) >= conflictGrace
+	}
 	for _, m := range terminalMarkers {
 		if strings.Contains(c.Message, m) || c.Reason == m {
 			return true

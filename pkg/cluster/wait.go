@@ -139,6 +139,7 @@ func (w *watcher) run(ctx context.Context, check func() (bool, error)) error {
 		case err := <-w.denied:
 			return err
 		case <-w.changed:
+		case <-time.After(2 * time.Second): // a condition may turn terminal by lasting
 		}
 	}
 }

@@ -17,8 +17,11 @@ func everything() labels.Selector { return labels.Everything() }
 // and Healthy, and every dependency its revision declares in the Lock is
 // installed and healthy too. It prints progress lines to out, stops at once
 // on a terminal failure, and returns a WaitTimeoutError when ctx's deadline
-// passes first.
-func (c *Cluster) WaitReady(ctx context.Context, kind, name string, d time.Duration, out io.Writer) error {
+// passes first. The package must point at want (the reference the change
+// set) all along: once another writer points it elsewhere, its conditions
+// tell of that writer's change, not this one, and the wait fails with a
+// MovedError.
+func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time.Duration, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	w := c.newWatcher()
@@ -32,6 +35,9 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name string, d time.Durat
 			return false, fmt.Errorf("%s was deleted while waiting for it", what)
 		}
 		p := c.dialect.Read(u)
+		if want != "" && p.Source != want {
+			return true, &MovedError{Package: what, Want: want, Now: p.Source}
+		}
 		c.reportRevisions(w, p, pr)
 		r := c.dialect.Readiness(p)
 		if r.Terminal != nil {
@@ -50,6 +56,16 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name string, d time.Durat
 		return len(pending) == 0, nil
 	})
 	return timeout(err, what, d, pending)
+}
+
+// MovedError is a package another writer pointed elsewhere while a change
+// waited for it.
+type MovedError struct {
+	Package, Want, Now string
+}
+
+func (e *MovedError) Error() string {
+	return fmt.Sprintf("%s now points at %s, not at %s: someone else changed it while waiting, so its conditions no longer tell of this change; see kubectl xpkg describe %s", e.Package, e.Now, e.Want, e.Package)
 }
 
 // reportRevisions prints the revisions of p as they appear.

@@ -54,8 +54,9 @@ func (c *Change) Apply(ctx context.Context, in *Installed, target string, o Appl
 		return updated, err
 	}
 	err = c.settle(ctx, updated, c.Activate, o)
-	if err == nil || !o.Atomic {
-		return updated, err
+	var moved *cluster.MovedError
+	if err == nil || !o.Atomic || errors.As(err, &moved) {
+		return updated, err // another writer's reference is not rolled back
 	}
 	if ctx.Err() != nil {
 		return updated, err // interrupted: leave it as it is, and say so
@@ -117,7 +118,7 @@ func WaitInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, 
 		return err
 	}
 	for {
-		if err := c.WaitReady(ctx, p.Kind, p.Name, time.Until(deadline), out); err != nil {
+		if err := c.WaitReady(ctx, p.Kind, p.Name, p.Source, time.Until(deadline), out); err != nil {
 			return whole(err)
 		}
 		if err := c.WaitEstablished(ctx, p, time.Until(deadline), since, out); err != nil {
@@ -131,6 +132,9 @@ func WaitInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, 
 		now, err := c.Get(ctx, p.Kind, p.Name)
 		if err != nil {
 			return err
+		}
+		if p.Source != "" && now.Source != p.Source {
+			return &cluster.MovedError{Package: KindName(now), Want: p.Source, Now: now.Source}
 		}
 		r := c.Dialect().Readiness(now)
 		if r.Ready {

@@ -1,0 +1,34 @@
+package cluster
+
+import (
+	"testing"
+	"time"
+)
+
+// TestTerminalConditions: the revision's own checks of a package's
+// contents fail for good; a definition another package controls does
+// once the conflict has lasted, not a moment into an upgrade.
+func TestTerminalConditions(t *testing.T) {
+	pkg := func(installed, healthy Condition) *Package {
+		return &Package{Source: "r/p:v1", CurrentIdentifier: "r/p:v1", Generation: 2, Conditions: []Condition{installed, healthy}}
+	}
+	ok := Condition{Type: TypeInstalled, Status: "True", ObservedGeneration: 2}
+	unhealthy := func(msg string, since time.Duration) Condition {
+		return Condition{Type: TypeHealthy, Status: "False", Reason: "UnhealthyPackageRevision", ObservedGeneration: 2, Message: msg, LastTransitionTime: time.Now().Add(-since)}
+	}
+	for _, c := range []struct {
+		name     string
+		p        *Package
+		terminal bool
+	}{
+		{"lint", pkg(ok, unhealthy(`Package revision health is "False" with message: linting package contents failed: bad`, 0)), true},
+		{"validate", pkg(ok, unhealthy(`Package revision health is "False" with message: validating package contents failed: bad`, 0)), true},
+		{"conflict, new", pkg(ok, unhealthy(`Package revision health is "False" with message: cannot establish control of object: existing object is not controlled by UID "x"`, time.Second)), false},
+		{"conflict, lasting", pkg(ok, unhealthy(`Package revision health is "False" with message: cannot establish control of object: existing object is not controlled by UID "x"`, time.Minute)), true},
+		{"runtime starting", pkg(ok, unhealthy(`Package runtime health is "False" with message: Deployment is not available`, time.Minute)), false},
+	} {
+		if got := PackageReadiness(c.p).Terminal != nil; got != c.terminal {
+			t.Errorf("%s: terminal %v, want %v", c.name, got, c.terminal)
+		}
+	}
+}
