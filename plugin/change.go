@@ -27,6 +27,12 @@ const PlanRefused = DiffBreaking
 // made: planning again is the way on.
 const PlanChanged = 4
 
+// RollbackFailed is the exit status of an --atomic change that failed
+// and could not be rolled back: the package is left as the message says,
+// with the command that puts it back. It stands also when an interruption
+// set off the rollback.
+const RollbackFailed = 5
+
 // Dry-run strategies, as kubectl names them.
 const (
 	dryRunNone   = "none"
@@ -107,6 +113,13 @@ func (f *PlanFlags) gate(r *Root, p *lifecycle.Plan) (proceed bool, err error) {
 // changeError gives a failed change its exit code: a wait that timed out
 // (rolled back or not) 124, else 1.
 func changeError(ctx context.Context, err error) error {
+	var ae *lifecycle.AtomicError
+	if errors.As(err, &ae) {
+		if ae.RollbackErr != nil {
+			return exit.WithCode(RollbackFailed, err)
+		}
+		return waitError(err) // rolled back: a time-out still says 124
+	}
 	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return &stoppedError{err: err}
 	}

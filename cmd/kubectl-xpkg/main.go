@@ -46,7 +46,7 @@ func run(streams genericiooptions.IOStreams, args []string) int {
 	mu.Lock()
 	sig := got
 	mu.Unlock()
-	if sig != nil {
+	if sig != nil && exit.Code(err) != plugin.RollbackFailed {
 		// The exit status says why, as a shell reports a process a signal
 		// stopped.
 		msg := "interrupted by " + signalName(sig)

@@ -23,12 +23,13 @@ var terminalMarkers = []string{
 	"validating package contents failed", "linting package contents failed", "multiple meta types",
 }
 
-// conflictMarker is a definition another package controls: Crossplane
-// retries, and a moment into an upgrade the old revision may still hold
-// it, but once it has lasted conflictGrace it is a conflict that stays
-// until one of the packages goes.
+// conflictMarker is an object, a definition say, that another revision
+// controls (crossplane-runtime's words, after "cannot establish control of
+// object"): Crossplane retries, and a moment into an upgrade the old
+// revision may still hold it, but once it has lasted conflictGrace it is
+// another package's, and stays so until one of them goes.
 const (
-	conflictMarker = "cannot establish control of object"
+	conflictMarker = "is already controlled by"
 	conflictGrace  = 30 * time.Second
 )
 

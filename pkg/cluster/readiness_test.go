@@ -23,8 +23,9 @@ func TestTerminalConditions(t *testing.T) {
 	}{
 		{"lint", pkg(ok, unhealthy(`Package revision health is "False" with message: linting package contents failed: bad`, 0)), true},
 		{"validate", pkg(ok, unhealthy(`Package revision health is "False" with message: validating package contents failed: bad`, 0)), true},
-		{"conflict, new", pkg(ok, unhealthy(`Package revision health is "False" with message: cannot establish control of object: existing object is not controlled by UID "x"`, time.Second)), false},
-		{"conflict, lasting", pkg(ok, unhealthy(`Package revision health is "False" with message: cannot establish control of object: existing object is not controlled by UID "x"`, time.Minute)), true},
+		{"conflict, new", pkg(ok, unhealthy(`Package revision health is "False" with message: cannot establish control of object: widgets.example.org is already controlled by ProviderRevision other-abc (UID 1234)`, time.Second)), false},
+		{"conflict, lasting", pkg(ok, unhealthy(`Package revision health is "False" with message: cannot establish control of object: widgets.example.org is already controlled by ProviderRevision other-abc (UID 1234)`, time.Minute)), true},
+		{"webhook secret", pkg(ok, unhealthy(`Package revision health is "False" with message: cannot establish control of object: waiting for package runtime controller to set revision's webhook TLS secret`, time.Minute)), false},
 		{"runtime starting", pkg(ok, unhealthy(`Package runtime health is "False" with message: Deployment is not available`, time.Minute)), false},
 	} {
 		if got := PackageReadiness(c.p).Terminal != nil; got != c.terminal {

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,27 +30,43 @@ type ApplyOptions struct {
 // AtomicError is a change that failed and was rolled back (or failed to
 // roll back: RollbackErr).
 type AtomicError struct {
-	Package     string
-	To, Back    string
-	Err         error
+	Package  string
+	To, Back string
+	Err      error
+	// RollbackErr is why the rollback failed; Now is where the package
+	// then points.
 	RollbackErr error
+	Now         string
 }
 
 func (e *AtomicError) Error() string {
 	if e.RollbackErr != nil {
-		return fmt.Sprintf("%s failed (%v), and the rollback to %s failed too: %v", e.To, e.Err, e.Back, e.RollbackErr)
+		return fmt.Sprintf("%s failed (%v), and the rollback to %s failed too: %v; %s points at %s: put it back with kubectl xpkg upgrade %s %s --force --wait",
+			e.To, e.Err, e.Back, e.RollbackErr, e.Package, cmp.Or(e.Now, "an unknown reference"), e.Package, refVersion(e.Back))
 	}
 	return fmt.Sprintf("%s failed (%v); rolled back to %s, which is installed and healthy", e.To, e.Err, e.Back)
 }
 
 func (e *AtomicError) Unwrap() error { return e.Err }
 
+// RollbackBudget bounds an atomic change's rollback beyond --wait's: the
+// change's own wait may be spent, or cut short by an interruption.
+const RollbackBudget = 2 * time.Minute
+
 // Apply points the package at target and, as asked, activates the new
 // revision and waits until it is truly installed; with Atomic, a failure
-// puts the previous reference back.
+// puts the previous reference back. An interruption is a failure too: the
+// rollback goes on past it, within its own budget (kubectl's interrupt
+// handler ends the process at a second signal).
 func (c *Change) Apply(ctx context.Context, in *Installed, target string, o ApplyOptions) (*cluster.Package, error) {
 	pkg := in.Package
 	updated, err := c.Cluster.SetPackage(ctx, pkg, target, o.DryRun)
+	if err != nil && o.Atomic && ctx.Err() != nil && !o.DryRun {
+		// Interrupted in the middle of the PATCH: it may have landed.
+		if now, gerr := c.Cluster.Get(context.WithoutCancel(ctx), pkg.Kind, pkg.Name); gerr == nil && now.Source == target {
+			return c.rollBack(ctx, pkg, now, target, err, o)
+		}
+	}
 	if err != nil || o.DryRun {
 		return updated, err
 	}
@@ -58,19 +75,53 @@ func (c *Change) Apply(ctx context.Context, in *Installed, target string, o Appl
 	if err == nil || !o.Atomic || errors.As(err, &moved) {
 		return updated, err // another writer's reference is not rolled back
 	}
+	return c.rollBack(ctx, pkg, updated, target, err, o)
+}
+
+// rollBack points the package (updated, pointing at target) back at what
+// it was (pkg) and waits for it: the PATCH is sent again, backing off,
+// while the API server fails it, until the budget is spent, but not when
+// another writer has moved the package since, which is theirs.
+func (c *Change) rollBack(ctx context.Context, pkg, updated *cluster.Package, target string, cause error, o ApplyOptions) (*cluster.Package, error) {
+	why := "failed"
 	if ctx.Err() != nil {
-		return updated, err // interrupted: leave it as it is, and say so
+		why = "was interrupted"
 	}
-	fmt.Fprintf(o.Progress, "%s: %s failed: %v\n%s: rolling back to %s\n", KindName(pkg), target, err, KindName(pkg), pkg.Source)
-	ae := &AtomicError{Package: KindName(pkg), To: target, Back: pkg.Source, Err: err}
-	back, rerr := c.Cluster.SetPackage(ctx, updated, pkg.Source, false)
-	if rerr == nil {
-		// The previous revision was active: activate it again whatever
-		// the policy.
-		rerr = c.settle(ctx, back, true, o)
+	fmt.Fprintf(o.Progress, "%s: %s %s: %v\n%s: rolling back to %s\n", KindName(pkg), target, why, cause, KindName(pkg), pkg.Source)
+	budget := max(o.Wait, RollbackBudget)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+	defer cancel()
+	ae := &AtomicError{Package: KindName(pkg), To: target, Back: pkg.Source, Err: cause, Now: target}
+	delay := 500 * time.Millisecond
+	for {
+		back, err := c.Cluster.SetPackage(rctx, updated, pkg.Source, false)
+		if err == nil {
+			ae.Now = pkg.Source
+			// The previous revision was active: activate it again whatever
+			// the policy.
+			o.Wait = time.Until(deadlineOf(rctx))
+			ae.RollbackErr = c.settle(rctx, back, true, o)
+			return back, ae
+		}
+		var changed *cluster.ChangedError
+		if errors.As(err, &changed) {
+			ae.RollbackErr, ae.Now = err, changed.Now
+			return updated, ae
+		}
+		select {
+		case <-rctx.Done():
+			ae.RollbackErr = fmt.Errorf("gave up after %s: %w", cluster.Round(budget), err)
+			return updated, ae
+		case <-time.After(delay):
+		}
+		fmt.Fprintf(o.Progress, "%s: the rollback failed (%v); trying again\n", KindName(pkg), err)
+		delay = min(2*delay, 10*time.Second)
 	}
-	ae.RollbackErr = rerr
-	return back, ae
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
 }
 
 // Activated activates the revision of the package's present reference
