@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,41 @@ func TestUpgradeWaitFailsWhenAnotherWriterMovesThePackage(t *testing.T) {
 		if src := l.packageSource(t, name); src != other {
 			t.Errorf("atomic=%v: the other writer's %s was replaced by %s", atomic, other, src)
 		}
+	}
+}
+
+// TestAtomicUpgradeRollsBackWhenInterrupted: Ctrl-C during an --atomic
+// upgrade's wait undoes it: the package points back at what it ran, the
+// rollback is waited for, and the message says so (exit 130).
+func TestAtomicUpgradeRollsBackWhenInterrupted(t *testing.T) {
+	l := newLifecycle(t)
+	first, _ := pushSample(t, l.env, "provider-nop", "v0.2.1")
+	newer, _ := pushSample(t, l.env, "provider-nop", "v0.4.0")
+	const name = "atomic-int-nop"
+	l.mgr.Manage(name, pkgmanager.Behaviour{})
+	x := clitest.New(t).WithEnv(l.env)
+	t.Cleanup(func() { x.Run("uninstall", name) })
+	x.Run("install", "provider", first, name, "--wait=60s").Succeeds(t)
+
+	l.mgr.Manage(name, pkgmanager.Behaviour{Unhealthy: true})
+	run := x.Start("upgrade", name, "v0.4.0", "--atomic", "--wait=2m")
+	deadline := time.Now().Add(30 * time.Second)
+	for l.packageSource(t, name) != newer {
+		if time.Now().After(deadline) {
+			t.Fatal("the upgrade never set its reference")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second)                    // into the wait
+	l.mgr.Manage(name, pkgmanager.Behaviour{}) // what it rolls back to installs healthy
+	if err := run.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	r := run.Wait().Fails(t, 130)
+	contains(t, "interrupted atomic upgrade", r.Stderr,
+		"provider/"+name+": "+newer+" was interrupted", "rolling back to "+first,
+		"error: interrupted by SIGINT: upgrade provider/"+name+": "+newer+" failed (context canceled); rolled back to "+first+", which is installed and healthy")
+	if src := l.packageSource(t, name); src != first {
+		t.Errorf("after the interrupted --atomic upgrade the package points at %s", src)
 	}
 }

@@ -25,6 +25,9 @@ type ApplyOptions struct {
 	// Progress receives progress lines; Out the results (a revision
 	// activated).
 	Progress, Out io.Writer
+	// RollbackBudget bounds an atomic rollback, its retries and its wait
+	// (0: the longer of Wait and DefaultRollbackBudget).
+	RollbackBudget time.Duration
 }
 
 // AtomicError is a change that failed and was rolled back (or failed to
@@ -49,9 +52,9 @@ func (e *AtomicError) Error() string {
 
 func (e *AtomicError) Unwrap() error { return e.Err }
 
-// RollbackBudget bounds an atomic change's rollback beyond --wait's: the
-// change's own wait may be spent, or cut short by an interruption.
-const RollbackBudget = 2 * time.Minute
+// DefaultRollbackBudget bounds an atomic change's rollback beyond --wait's:
+// the change's own wait may be spent, or cut short by an interruption.
+const DefaultRollbackBudget = 2 * time.Minute
 
 // Apply points the package at target and, as asked, activates the new
 // revision and waits until it is truly installed; with Atomic, a failure
@@ -88,7 +91,7 @@ func (c *Change) rollBack(ctx context.Context, pkg, updated *cluster.Package, ta
 		why = "was interrupted"
 	}
 	fmt.Fprintf(o.Progress, "%s: %s %s: %v\n%s: rolling back to %s\n", KindName(pkg), target, why, cause, KindName(pkg), pkg.Source)
-	budget := max(o.Wait, RollbackBudget)
+	budget := cmp.Or(o.RollbackBudget, max(o.Wait, DefaultRollbackBudget))
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
 	ae := &AtomicError{Package: KindName(pkg), To: target, Back: pkg.Source, Err: cause, Now: target}
@@ -99,7 +102,9 @@ func (c *Change) rollBack(ctx context.Context, pkg, updated *cluster.Package, ta
 			ae.Now = pkg.Source
 			// The previous revision was active: activate it again whatever
 			// the policy.
-			o.Wait = time.Until(deadlineOf(rctx))
+			if o.Wait > 0 {
+				o.Wait = time.Until(deadlineOf(rctx))
+			}
 			ae.RollbackErr = c.settle(rctx, back, true, o)
 			return back, ae
 		}
