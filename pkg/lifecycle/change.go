@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -12,6 +13,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/compare"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
@@ -86,7 +88,13 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 	}
 	p.add(live...)
-	if err := c.planLock(ctx, p, res.Meta, target); err != nil {
+	if res.Meta != nil {
+		for _, msg := range xpkg.MetadataProblems(res.Meta.Object) {
+			p.add(Finding{Rule: RuleInvalidPackage, Severity: Blocking, Object: res.Meta.Kind + " " + res.Meta.Name(),
+				Message: fmt.Sprintf("%s is invalid: its %s %s", target, res.Meta.Kind, msg)})
+		}
+	}
+	if err := c.planLock(ctx, p, in, res.Meta, target); err != nil {
 		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 	}
 	if res.Meta != nil {
@@ -109,7 +117,7 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 
 // planLock checks the Lock: dependents' constraints on the target version
 // and the target's own dependencies.
-func (c *Change) planLock(ctx context.Context, p *Plan, meta *xpkg.Meta, target string) error {
+func (c *Change) planLock(ctx context.Context, p *Plan, in *Installed, meta *xpkg.Meta, target string) error {
 	lock, err := c.Cluster.Lock(ctx)
 	if err != nil {
 		return err
@@ -131,10 +139,33 @@ func (c *Change) planLock(ctx context.Context, p *Plan, meta *xpkg.Meta, target 
 	if pinned {
 		p.add(pinnedFindings(Holds(lock, pkgs, repo), p.Package, target)...)
 	}
-	p.add(dependencyFindings(meta, lock, pkgs, target)...)
+	p.add(dependencyFindings(meta, lock, pkgs, target, func(d xpkg.Dependency) (bool, error) { return dependencyAvailable(ctx, in, d) })...)
 	return nil
 }
 
 // refVersion is the version a reference names: its tag, also when a digest
 // pins it, else its digest.
 func refVersion(ref string) string { return cmp.Or(cluster.RefTag(ref), cluster.RefVersion(ref)) }
+
+// dependencyAvailable tells whether the registry of a dependency has a
+// version the package manager would install: a tag its constraint admits
+// (pre-releases only where the constraint names one), or the digest or
+// tag it names.
+func dependencyAvailable(ctx context.Context, in *Installed, d xpkg.Dependency) (bool, error) {
+	if in.Registry == nil || strings.HasPrefix(d.Version, "sha256:") {
+		return true, nil // a digest is checked when it is pulled
+	}
+	read, so, err := in.Read(ctx, cluster.RefRepository(d.Package))
+	if err != nil {
+		return false, err
+	}
+	names, err := source.ListTags(ctx, read, so)
+	if err != nil {
+		return false, err
+	}
+	if !versions.IsConstraint(d.Version) && d.Version != "" {
+		return slices.Contains(names, d.Version), nil
+	}
+	matches, err := versions.Filter(versions.Sort(names), d.Version, strings.Contains(d.Version, "-"))
+	return len(matches) > 0, err
+}

@@ -36,6 +36,7 @@ const (
 	RuleBreakingChange       = "breaking-change"
 	RuleNoChange             = "no-change"
 	RulePinnedDependency     = "pinned-dependency"
+	RuleInvalidPackage       = "invalid-package"
 )
 
 // Finding is one thing a plan found.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
@@ -196,8 +197,11 @@ func packageName(pkgs []*cluster.Package, repo string) string {
 	return repo
 }
 
-// dependencyFindings: the target's dependencies against what runs.
-func dependencyFindings(meta *xpkg.Meta, lock []cluster.LockPackage, pkgs []*cluster.Package, target string) []Finding {
+// dependencyFindings: the target's dependencies against what runs. A
+// dependency that is not installed is looked up with available: with no
+// version in its registry that matches, the package manager cannot
+// resolve it and the Lock stalls, for every package in the cluster.
+func dependencyFindings(meta *xpkg.Meta, lock []cluster.LockPackage, pkgs []*cluster.Package, target string, available func(xpkg.Dependency) (bool, error)) []Finding {
 	if meta == nil {
 		return nil
 	}
@@ -211,8 +215,7 @@ func dependencyFindings(meta *xpkg.Meta, lock []cluster.LockPackage, pkgs []*clu
 		have, ok := installed[repo]
 		switch {
 		case !ok:
-			out = append(out, Finding{Rule: RuleDependencyConstraint, Severity: Info, Object: d.Package,
-				Message: fmt.Sprintf("%s needs %s %s, which is not installed: the package manager will install the newest version that matches", target, d.Package, d.Version)})
+			out = append(out, missingDependency(d, target, available))
 			continue
 		case d.Version == "":
 			continue
@@ -225,6 +228,26 @@ func dependencyFindings(meta *xpkg.Meta, lock []cluster.LockPackage, pkgs []*clu
 			Message: fmt.Sprintf("%s needs %s %s, but %s runs %s: Crossplane changes an installed dependency's version only with its alpha automatic dependency upgrades enabled, so the package stays unhealthy until %s is upgraded (kubectl xpkg upgrade %s)", target, d.Package, d.Version, who, have, who, who)})
 	}
 	return out
+}
+
+// missingDependency: a dependency the package manager will install, if
+// its registry has a version that matches.
+func missingDependency(d xpkg.Dependency, target string, available func(xpkg.Dependency) (bool, error)) Finding {
+	f := Finding{Rule: RuleDependencyConstraint, Severity: Info, Object: d.Package,
+		Message: fmt.Sprintf("%s needs %s %s, which is not installed: the package manager will install the newest version that matches", target, d.Package, d.Version)}
+	if available == nil {
+		return f
+	}
+	ok, err := available(d)
+	switch {
+	case err != nil:
+		f.Severity = Warning
+		f.Message = fmt.Sprintf("%s needs %s %s, which is not installed, and its versions could not be listed (%s): if none matches, the package manager cannot resolve it and the Lock stalls for every package", target, d.Package, d.Version, exit.Message(err))
+	case !ok:
+		f.Severity = Blocking
+		f.Message = fmt.Sprintf("%s needs %s %s, which is not installed, and no version of it in its registry matches: the package manager cannot resolve it, and the Lock stalls for every package in the cluster until it can; publish a matching version or change the constraint", target, d.Package, d.Version)
+	}
+	return f
 }
 
 // downgradeFinding: a target older than what runs. It stops an upgrade

@@ -192,3 +192,42 @@ func TestPlanWithoutFindingsPrintsAnEmptyList(t *testing.T) {
 		t.Errorf("plan JSON %s", b)
 	}
 }
+
+// TestUpgradePlanBlocksWhatCrossplaneWouldRefuse: the target's meta has
+// an annotation YAML reads as a boolean (Crossplane refuses the package),
+// and depends on a package with no matching version in its registry (the
+// Lock's resolution would stall for every package): both block. A
+// dependency that has one is only noted.
+func TestUpgradePlanBlocksWhatCrossplaneWouldRefuse(t *testing.T) {
+	reg := fixture.NewRegistry(t)
+	push := func(ref string, stream string) {
+		t.Helper()
+		img, err := fixture.Image([]byte(stream))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fixture.Push(reg.Host+"/"+ref, img); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push("org/provider-dep:v1.0.0", "apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: provider-dep\n")
+	push(manyRepo+":v1.0.0", string(manyPackage(false)))
+	v2 := strings.Replace(string(manyPackage(false)), "  name: provider-many\n",
+		"  name: provider-many\n  annotations:\n    supported: yes\nspec:\n  dependsOn:\n  - provider: "+reg.Host+"/org/provider-dep\n    version: \">=v2.0.0\"\n  - provider: "+reg.Host+"/org/provider-dep\n    version: \">=v1.0.0\"\n", 1)
+	push(manyRepo+":v2.0.0", v2)
+	c, _ := manyCluster(t, reg.Host)
+	in := installed(t, c, "provider-many")
+	in.Registry = DirectRegistry(source.Options{})
+	ch := &Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"}
+	p, err := ch.Plan(context.Background(), ActionUpgrade, in, reg.Host+"/"+manyRepo+":v2.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := findings(p, RuleInvalidPackage); len(f) != 1 || f[0].Severity != Blocking || !strings.Contains(f[0].Message, "metadata.annotations[supported] is a boolean (true), not a string") {
+		t.Errorf("invalid-package: %+v", f)
+	}
+	deps := findings(p, RuleDependencyConstraint)
+	if len(deps) != 2 || deps[0].Severity != Blocking || !strings.Contains(deps[0].Message, "no version of it in its registry matches") || deps[1].Severity != Info {
+		t.Errorf("dependency-constraint: %+v", deps)
+	}
+}

@@ -2,6 +2,7 @@ package xpkg
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,6 +23,7 @@ const (
 	RuleController   = "controller-image"
 	RuleObjectHeader = "object-header"
 	RuleYAML         = "yaml-stream"
+	RuleMetadata     = "metadata-strings"
 )
 
 // Violation is one breach of a content rule.
@@ -99,6 +101,7 @@ func checkObject(p *Package, o *Object) []Violation {
 	if msg := nameProblem(o.Name()); msg != "" {
 		out = append(out, violation(o, RuleName, "metadata.name %s", msg))
 	}
+	out = append(out, metadataViolations(o)...)
 	if IsMeta(o) {
 		return append(out, checkMeta(NewMeta(o))...)
 	}
@@ -112,6 +115,39 @@ func checkObject(p *Package, o *Object) []Violation {
 	}
 	if gvk.Kind == "CustomResourceDefinition" || gvk.Kind == "CompositeResourceDefinition" {
 		out = append(out, checkDefinition(o)...)
+	}
+	return out
+}
+
+// MetadataProblems finds labels and annotations whose values are not
+// strings. Unquoted, YAML reads yes, no, on, off, true, false, null and
+// numbers as booleans, null and numbers (Crossplane's parser, as go-yaml
+// v2, reads YAML 1.1): Crossplane then refuses the whole package, and
+// the Lock stalls on it.
+func MetadataProblems(o *Object) []string {
+	md, _ := o.Content["metadata"].(map[string]any)
+	var out []string
+	for _, field := range []string{"labels", "annotations"} {
+		m, ok := md[field].(map[string]any)
+		if !ok {
+			if v, set := md[field]; set && v != nil {
+				out = append(out, fmt.Sprintf("metadata.%s is a %s, not a map of strings", field, yamlType(v)))
+			}
+			continue
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if _, ok := m[k].(string); !ok {
+				out = append(out, fmt.Sprintf("metadata.%s[%s] is a %s (%v), not a string: quote the value in the YAML, or Crossplane refuses the package", field, k, yamlType(m[k]), m[k]))
+			}
+		}
+	}
+	return out
+}
+
+func metadataViolations(o *Object) []Violation {
+	var out []Violation
+	for _, msg := range MetadataProblems(o) {
+		out = append(out, violation(o, RuleMetadata, "%s", msg))
 	}
 	return out
 }

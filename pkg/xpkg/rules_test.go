@@ -94,6 +94,12 @@ func TestContentRules(t *testing.T) {
 			"document 0 (Configuration c): spec.dependsOn[2] names more than one package (provider, configuration) [dependency]",
 			`document 0 (Configuration c): spec.dependsOn[2] version "not-a-version" is neither a version, a semver constraint nor a digest`,
 			"document 0 (Configuration c): spec.dependsOn[3] names no package: set one of provider, configuration, function, or package [dependency]"}},
+		{"YAML 1.1 types in labels and annotations", []string{
+			"apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: p\n  annotations:\n    supported: yes\n    tier: 2\n    friendly: \"yes\"\n",
+			"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.org\n  labels:\n    enabled: on\nspec:\n  group: example.org\n  names:\n    plural: widgets\n  versions:\n  - name: v1\n    served: true\n    storage: true\n"}, []string{
+			`document 0 (Provider p): metadata.annotations[supported] is a boolean (true), not a string: quote the value in the YAML, or Crossplane refuses the package [metadata-strings]`,
+			`document 0 (Provider p): metadata.annotations[tier] is a number (2), not a string`,
+			`document 1 (CustomResourceDefinition widgets.example.org): metadata.labels[enabled] is a boolean (true), not a string`}},
 		{"CRD structure", []string{providerMeta,
 			"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gadgets.example.org\nspec:\n  group: example.org\n  names:\n    plural: widgets\n  versions:\n  - name: V1\n    storage: true\n  - name: v2\n    storage: true\n"}, []string{
 			"document 1 (CustomResourceDefinition gadgets.example.org): metadata.name must be widgets.example.org (spec.names.plural.spec.group) [crd]",

@@ -164,6 +164,7 @@ func checkDecoded(raw []byte, limits Limits) checkedDoc {
 	if msg := nameProblem(o.Name()); msg != "" {
 		d.pre = append(d.pre, violation(o, RuleName, "metadata.name %s", msg))
 	}
+	d.pre = append(d.pre, metadataViolations(o)...)
 	switch {
 	case d.meta:
 		d.pre = append(d.pre, checkMeta(NewMeta(o))...)
