@@ -31,6 +31,7 @@ type definitionDoc struct {
 	Metadata struct {
 		Name            string `json:"name"`
 		ResourceVersion string `json:"resourceVersion,omitempty"`
+		Generation      int64  `json:"generation,omitempty"`
 	} `json:"metadata"`
 	Spec struct {
 		Group string `json:"group,omitempty"`
@@ -59,16 +60,17 @@ type definitionDoc struct {
 
 // conditionField is a status condition as the API serves it.
 type conditionField struct {
-	Type    string `json:"type"`
-	Status  string `json:"status"`
-	Reason  string `json:"reason,omitempty"`
-	Message string `json:"message,omitempty"`
+	Type               string `json:"type"`
+	Status             string `json:"status"`
+	Reason             string `json:"reason,omitempty"`
+	Message            string `json:"message,omitempty"`
+	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
 }
 
 func (d *definitionDoc) conditions() []Condition {
 	out := make([]Condition, len(d.Status.Conditions))
 	for i, c := range d.Status.Conditions {
-		out[i] = Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message}
+		out[i] = Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message, ObservedGeneration: c.ObservedGeneration}
 	}
 	return out
 }

@@ -33,6 +33,8 @@ type Definition struct {
 	// Warning is the newest Warning event on it; Failure is set when that
 	// says it cannot get there (see terminalWarning).
 	Warning, Failure string
+	// stale: its conditions are about an older generation than its spec.
+	stale bool
 }
 
 // WaitEstablished waits until every definition (CRD, MRD, XRD) the
@@ -213,6 +215,12 @@ func definitionState(ref ObjectRef, d *definitionDoc) Definition {
 		case cnd == nil:
 			def.Ready, def.State = false, t+" not reported yet"
 			return def
+		case cnd.ObservedGeneration != 0 && cnd.ObservedGeneration < d.Metadata.Generation:
+			// The controller has not yet seen the latest spec (a rollback
+			// just put back what the failed version broke): what it said,
+			// and the warnings it made, are about an older one.
+			def.Ready, def.State, def.stale = false, fmt.Sprintf("%s not yet reported for generation %d", t, d.Metadata.Generation), true
+			return def
 		case cnd.Status != "True":
 			def.Ready, def.State = false, describeCondition(cnd)
 			return def
@@ -233,7 +241,7 @@ func (c *Cluster) addWarnings(ctx context.Context, defs []Definition, since time
 	}
 	for i := range defs {
 		e := byKind[defs[i].Ref.Kind][defs[i].Ref.Name]
-		if e == nil {
+		if e == nil || defs[i].stale {
 			continue
 		}
 		reason, _, _ := unstructured.NestedString(e.Object, "reason")

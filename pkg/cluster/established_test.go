@@ -179,3 +179,38 @@ func TestWaitEstablishedFailsOnATerminalWarning(t *testing.T) {
 		t.Errorf("%d lists of events, want 1", n)
 	}
 }
+
+// TestWaitEstablishedIgnoresWarningsOfAnOlderGeneration: an MRD whose
+// conditions are about an older spec (a rollback just put back what the
+// failed version broke) is pending, and its warnings, about that older
+// spec, end nothing; once the controller reports on the new generation,
+// it is established.
+func TestWaitEstablishedIgnoresWarningsOfAnOlderGeneration(t *testing.T) {
+	ref := ObjectRef{Kind: "ManagedResourceDefinition", Name: "widgets.example.org"}
+	d := &definitionDoc{}
+	d.Metadata.Name, d.Metadata.Generation = ref.Name, 3
+	d.Status.Conditions = []conditionField{{Type: "Established", Status: "False", Reason: "PendingManagedResource", ObservedGeneration: 2}}
+	def := definitionState(ref, d)
+	if def.Ready || !def.stale || def.State != "Established not yet reported for generation 3" {
+		t.Fatalf("stale MRD judged %+v", def)
+	}
+	c, dyn, _ := establishCluster(t, 0)
+	ev := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Event",
+		"metadata":       map[string]any{"name": "e1", "namespace": "default"},
+		"involvedObject": map[string]any{"kind": ref.Kind, "name": ref.Name},
+		"type":           "Warning", "reason": "ApplyCustomResourceDefinition", "count": int64(1),
+		"lastTimestamp": time.Now().UTC().Format(time.RFC3339),
+		"message":       `CustomResourceDefinition.apiextensions.k8s.io "widgets.example.org" is invalid: status.storedVersions[0]: Invalid value: "v1alpha1"`}}
+	if _, err := dyn.Resource(eventResource).Namespace("default").Create(context.Background(), ev, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defs := []Definition{def}
+	c.addWarnings(context.Background(), defs, time.Now().Add(-time.Minute))
+	if defs[0].Failure != "" {
+		t.Errorf("a warning about an older generation failed the wait: %s", defs[0].Failure)
+	}
+	d.Status.Conditions[0] = conditionField{Type: "Established", Status: "True", ObservedGeneration: 3}
+	if def := definitionState(ref, d); !def.Ready {
+		t.Errorf("observed generation 3, established: %+v", def)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/v1/random"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
@@ -340,5 +341,46 @@ func TestUpgradeAll(t *testing.T) {
 	}
 	if p, _ := c.Get(ctx, "Configuration", "network"); p.Source != cfg+":v0.21.0" {
 		t.Errorf("the refused configuration points at %s", p.Source)
+	}
+}
+
+// TestUpgradeAllPlansTheFirstStepAgain: a dependent that appears between
+// the combined plan and its first step (another writer's install) stops
+// the run with nothing changed, even forced: the approved plan did not
+// have it.
+func TestUpgradeAllPlansTheFirstStepAgain(t *testing.T) {
+	reg := newRegistry(t)
+	reg.pushSample(t, "provider-nop", "v0.2.1", "org/provider-nop")
+	reg.pushSample(t, "provider-nop", "v0.4.0", "org/provider-nop")
+	nop := reg.host + "/org/provider-nop"
+	c, dyn := fakeClusterDyn(t,
+		pkgObj("Provider", "nop", nop+":v0.2.1", "nop-bbbbbbbbbbbb"),
+		lock(map[string]any{"name": "nop-bbbbbbbbbbbb", "source": nop, "version": "v0.2.1"}),
+	)
+	ua := &UpgradeAll{Force: true,
+		Change:   &Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"},
+		Outdated: &Outdated{Registry: &Registry{Cluster: c, XPNamespace: "crossplane-system"}},
+	}
+	ctx := context.Background()
+	ps, err := ua.Plan(ctx)
+	if err != nil || len(ps.Steps) != 1 || ps.Blocking() {
+		t.Fatalf("plan: %v, %+v", err, ps)
+	}
+	// Someone installs a configuration that needs nop below v0.3.0.
+	l, _ := dyn.Resource(locksGVR).Get(ctx, "lock", metav1.GetOptions{})
+	pkgs, _, _ := unstructured.NestedSlice(l.Object, "packages")
+	pkgs = append(pkgs, map[string]any{"name": "late-cccccccccccc", "source": reg.host + "/org/late", "version": "v1.0.0",
+		"dependencies": []any{map[string]any{"package": nop, "constraints": "<v0.3.0", "type": "Provider"}}})
+	_ = unstructured.SetNestedSlice(l.Object, pkgs, "packages")
+	if _, err := dyn.Resource(locksGVR).Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = ua.Apply(ctx, ps, ApplyOptions{Progress: io.Discard, Out: io.Discard}, StepEvents{})
+	var ce *ChangedError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "a new finding: ") || !strings.Contains(err.Error(), "excludes v0.4.0") {
+		t.Fatalf("apply: %v", err)
+	}
+	if p, _ := c.Get(ctx, "Provider", "nop"); p.Source != nop+":v0.2.1" {
+		t.Errorf("the provider points at %s", p.Source)
 	}
 }

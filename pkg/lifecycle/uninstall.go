@@ -238,14 +238,8 @@ func (u *Uninstall) replan(ctx context.Context, approved *UninstallPlan, args []
 			return nil, changed(KindName(p) + " was deleted and made again")
 		}
 	}
-	seen := map[string]bool{}
-	for _, f := range approved.Findings {
-		seen[f.key()] = true
-	}
-	for _, f := range fresh.Findings {
-		if f.Severity != Info && !seen[f.key()] {
-			return nil, changed("a new finding: " + f.Message)
-		}
+	if f := newFinding(approved.Plan, fresh.Plan); f != nil {
+		return nil, changed("a new finding: " + f.Message)
 	}
 	return fresh.Named, nil
 }

@@ -166,11 +166,13 @@ func (e *StepError) Error() string {
 
 func (e *StepError) Unwrap() error { return e.Err }
 
-// Apply runs the steps in order. Each step after the first is planned
-// again just before it runs, since the steps before it changed the
-// cluster; a blocking finding then stops it unless Force. With o.Wait each
-// step is waited for before the next; with o.Atomic the step that fails
-// is rolled back, and nothing after it runs.
+// Apply runs the steps in order. Each step is planned again just before
+// it runs: the combined plan may be minutes old, and the steps before it
+// changed the cluster. A blocking finding then stops it unless Force; the
+// first step is stopped too by any finding its approved plan did not have
+// (nothing has changed the cluster since but someone else). With o.Wait
+// each step is waited for before the next; with o.Atomic the step that
+// fails is rolled back, and nothing after it runs.
 func (u *UpgradeAll) Apply(ctx context.Context, ps *Plans, o ApplyOptions, ev StepEvents) error {
 	var done []string
 	for i, s := range ps.steps {
@@ -181,7 +183,8 @@ func (u *UpgradeAll) Apply(ctx context.Context, ps *Plans, o ApplyOptions, ev St
 			}
 			return out
 		}
-		if i > 0 && !o.DryRun {
+		if !o.DryRun {
+			approved := s.Plan
 			in, err := ReadInstalled(ctx, u.Outdated.Registry, s.Installed.Package)
 			if err == nil {
 				s.Installed = in
@@ -190,8 +193,12 @@ func (u *UpgradeAll) Apply(ctx context.Context, ps *Plans, o ApplyOptions, ev St
 			if err != nil {
 				return &StepError{Step: s, Done: done, NotRun: notRun(), Err: err}
 			}
-			if ev.Replanned != nil {
+			if ev.Replanned != nil && i > 0 {
 				ev.Replanned(s.Plan)
+			}
+			if f := newFinding(approved, s.Plan); i == 0 && f != nil {
+				return &StepError{Step: s, Done: done, NotRun: notRun(),
+					Err: &ChangedError{Action: ActionUpgrade, Package: s.Plan.Package, What: "a new finding: " + f.Message}}
 			}
 			if s.Plan.Blocking() && !u.Force {
 				return &StepError{Step: s, Done: done, NotRun: notRun(), Err: &RefusedError{Plan: s.Plan}, Refused: true}
@@ -205,6 +212,21 @@ func (u *UpgradeAll) Apply(ctx context.Context, ps *Plans, o ApplyOptions, ev St
 			ev.Done(s, updated)
 		}
 		done = append(done, s.Plan.Package)
+	}
+	return nil
+}
+
+// newFinding is the first finding of fresh (but infos) that the approved
+// plan did not have, or nil.
+func newFinding(approved, fresh *Plan) *Finding {
+	seen := map[string]bool{}
+	for _, f := range approved.Findings {
+		seen[f.key()] = true
+	}
+	for i, f := range fresh.Findings {
+		if f.Severity != Info && !seen[f.key()] {
+			return &fresh.Findings[i]
+		}
 	}
 	return nil
 }
