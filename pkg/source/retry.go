@@ -67,8 +67,22 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	b := &budget{deadline: time.Now().Add(t.retry.MaxTime)}
 	resp, err := t.try(req, b)
-	if err != nil || resp.StatusCode != http.StatusOK || req.Method != http.MethodGet {
+	if err != nil {
 		return resp, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		// An error answer's body is read whole by whoever reports it: a
+		// registry that stalls or trickles it must not hang them.
+		body := resp.Body.(*attemptBody)
+		body.deadline = b.deadline
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(body, 1<<20), body}
+		return resp, nil
+	}
+	if req.Method != http.MethodGet {
+		return resp, nil
 	}
 	resp.Body = &resumingBody{t: t, req: req, b: b, body: resp.Body.(*attemptBody)}
 	return resp, nil
@@ -116,7 +130,7 @@ func (t *retryTransport) send(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	resp.Body = &attemptBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel}
+	resp.Body = &attemptBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, stall: t.retry.Stall}
 	return resp, nil
 }
 
@@ -183,7 +197,14 @@ type attemptBody struct {
 	io.ReadCloser
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	stall  time.Duration
+	// deadline, when set, bounds the whole body (an error answer's).
+	deadline time.Time
 }
+
+// Read is a read that a stall ends, as every read of a body is: an error
+// answer's too, which whoever reports it reads whole.
+func (a *attemptBody) Read(p []byte) (int, error) { return a.read(p, a.stall) }
 
 func (a *attemptBody) Close() error {
 	err := a.ReadCloser.Close()
@@ -193,11 +214,18 @@ func (a *attemptBody) Close() error {
 
 // read is one Read that a stall of the connection ends with errStalled.
 func (a *attemptBody) read(p []byte, stall time.Duration) (int, error) {
-	timer := time.AfterFunc(stall, func() { a.cancel(errStalled) })
+	limit := stall
+	if !a.deadline.IsZero() {
+		if limit = min(stall, time.Until(a.deadline)); limit <= 0 {
+			a.cancel(errStalled)
+			return 0, fmt.Errorf("%w: its answer took longer than the retry time-out", errStalled)
+		}
+	}
+	timer := time.AfterFunc(limit, func() { a.cancel(errStalled) })
 	n, err := a.ReadCloser.Read(p)
 	timer.Stop()
 	if err != nil && errors.Is(context.Cause(a.ctx), errStalled) {
-		err = fmt.Errorf("%w: no data for %s", errStalled, stall)
+		err = fmt.Errorf("%w: no data for %s", errStalled, limit.Round(time.Millisecond))
 	}
 	return n, err
 }

@@ -115,3 +115,18 @@ func TestCorruptBlobIsRefused(t *testing.T) {
 		t.Fatalf("corrupt blob: %v", err)
 	}
 }
+
+// TestErrorAnswersThatStallDoNotHang: a registry whose error answer (404,
+// 401, 500) comes with headers and then a body that never ends (here: not
+// for 90 s) fails the read as stalled, after the stall time-out (each
+// try, for 500), rather than waiting for the body for ever.
+func TestErrorAnswersThatStallDoNotHang(t *testing.T) {
+	for _, status := range []int{404, 401, 500} {
+		p, ref, _ := faultyRegistry(t)
+		p.Add(faultproxy.Fault{Match: "/manifests/", Status: status, Stall: 90 * time.Second})
+		_, _, err := readAll(t, ref, fastRetry())
+		if err == nil || !strings.Contains(err.Error(), "the registry stalled") {
+			t.Errorf("%d with a stalled body: %v", status, err)
+		}
+	}
+}

@@ -34,7 +34,9 @@ type Fault struct {
 	// connection.
 	ResetAfter int64
 	// StallAfter and Stall forward StallAfter bytes of the body, then send
-	// nothing for Stall (or until the client goes away).
+	// nothing for Stall (or until the client goes away). With Status, the
+	// error answer's headers and a few bytes of its body come, then
+	// nothing for Stall.
 	StallAfter int64
 	Stall      time.Duration
 	// Corrupt flips one byte of the body, in its middle.
@@ -134,6 +136,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if faulty && !f.forwards() {
 		if f.RetryAfter != "" {
 			w.Header().Set("Retry-After", f.RetryAfter)
+		}
+		if f.Stall > 0 { // an error answer whose body never comes
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", "1000")
+			w.WriteHeader(f.Status)
+			_, _ = io.WriteString(w, `{"errors": [`)
+			w.(http.Flusher).Flush()
+			select {
+			case <-time.After(f.Stall):
+			case <-r.Context().Done():
+			}
+			return
 		}
 		http.Error(w, fmt.Sprintf("fault injected: %d", f.Status), f.Status)
 		return
