@@ -10,13 +10,19 @@
 //     on a package with 1 and 20 revisions, against a local API server it
 //     starts in -env-dir and stops at the end;
 //   - outdated: API and registry requests and time of `kubectl-xpkg
-//     outdated` on 50 packages, against a local API server and registry.
+//     outdated` on 50 packages, against a local API server and registry;
+//   - plans: time, peak RSS and requests of the upgrade, rollback and
+//     uninstall plans (--dry-run -o json) on a provider of 100, 500 and
+//     2,000 CRDs against one raw LIST of every CRD, their findings
+//     checked, and how soon install --wait sees the last definition
+//     established; a fresh local API server and registry per size.
 //
 // Every command runs as a separate process through a small measuring child
 // (hack/bench/internal/measure) that reports its wall time and peak RSS.
 //
 //	go run ./hack/bench -bin bin/kubectl-xpkg [-runs 7 | -quick] [-k8s-bin DIR]
 //	go run ./hack/bench -bin bin/kubectl-xpkg -only startup,describe   (stdout only)
+//	go run ./hack/bench -bin bin/kubectl-xpkg -only plans -plan-sizes 100 -runs 1
 package main
 
 import (
@@ -27,7 +33,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/hack/bench/internal/diffbench"
 	"github.com/kubectl-xpkg/kubectl-xpkg/hack/bench/internal/extractbench"
@@ -47,6 +55,11 @@ type config struct {
 	only          []string
 	tmp           string // scratch directory, removed at the end
 	root          string // module root
+	// The plans benchmark: provider sizes, runs from 1,000 CRDs, and the
+	// longest a command may take.
+	planSizes   []int
+	planRuns    int
+	planTimeout time.Duration
 }
 
 // startupRuns is how many times more often the startup commands run than
@@ -65,6 +78,7 @@ var sections = []section{
 	{"diff", "Diff", runDiff},
 	{"describe", "Describe round trips", runDescribe},
 	{"outdated", "Outdated on 50 packages", runOutdated},
+	{"plans", "Plans at cluster scale", runPlans},
 }
 
 func main() {
@@ -83,6 +97,7 @@ func main() {
 
 func parseFlags() (*config, error) {
 	cfg := &config{}
+	var err error
 	flag.StringVar(&cfg.bin, "bin", "bin/kubectl-xpkg", "kubectl-xpkg binary to measure (make build: stripped, -trimpath)")
 	flag.StringVar(&cfg.crossplaneCLI, "crossplane-cli", "", "the crossplane CLI whose --help startup is compared (default: hack/build-crossplane-cli.sh builds it)")
 	flag.StringVar(&cfg.k8sBin, "k8s-bin", "", "directory with kube-apiserver, etcd and kubectl (default: hack/bin/k8s-*, see hack/build-k8s.sh)")
@@ -90,13 +105,19 @@ func parseFlags() (*config, error) {
 	flag.StringVar(&cfg.out, "out", "BENCHMARKS.md", "report to write, relative to the module root (\"\" for none)")
 	flag.IntVar(&cfg.runs, "runs", 7, fmt.Sprintf("runs of each command; the median is reported (startup: %d times as many)", startupRuns))
 	quick := flag.Bool("quick", false, "3 runs of each command instead of -runs")
-	only := flag.String("only", "", "comma-separated benchmarks to run (startup, extract, diff, describe, outdated); the report is then printed, not written")
+	only := flag.String("only", "", "comma-separated benchmarks to run (startup, extract, diff, describe, outdated, plans); the report is then printed, not written")
+	planSizes := flag.String("plan-sizes", "100,500,2000", "plans: the provider sizes, in CRDs, comma-separated")
+	flag.IntVar(&cfg.planRuns, "plan-runs", 3, "plans: runs of each command from 1,000 CRDs (at most -runs), where a slow plan takes minutes")
+	flag.DurationVar(&cfg.planTimeout, "plan-timeout", 30*time.Minute, "plans: the longest one command (a plan, install --wait) may take")
 	flag.Parse()
 	if *quick {
 		cfg.runs = 3
 	}
-	if cfg.runs < 1 {
-		return nil, fmt.Errorf("-runs must be at least 1")
+	if cfg.runs < 1 || cfg.planRuns < 1 {
+		return nil, fmt.Errorf("-runs and -plan-runs must be at least 1")
+	}
+	if cfg.planSizes, err = parseSizes(*planSizes); err != nil {
+		return nil, err
 	}
 	for _, name := range strings.Split(*only, ",") {
 		if name == "" {
@@ -107,7 +128,6 @@ func parseFlags() (*config, error) {
 		}
 		cfg.only = append(cfg.only, name)
 	}
-	var err error
 	if cfg.bin, err = filepath.Abs(cfg.bin); err != nil {
 		return nil, err
 	}
@@ -119,7 +139,7 @@ func parseFlags() (*config, error) {
 			return nil, err
 		}
 	}
-	if cfg.crossplaneCLI == "" {
+	if cfg.crossplaneCLI == "" && cfg.selected("startup") {
 		root, err := testenv.ModuleRoot()
 		if err != nil {
 			return nil, err
@@ -133,6 +153,24 @@ func parseFlags() (*config, error) {
 		cfg.crossplaneCLI = strings.TrimSpace(string(out))
 	}
 	return cfg, nil
+}
+
+// parseSizes reads -plan-sizes.
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 10 {
+			return nil, fmt.Errorf("-plan-sizes: %q is not a number of CRDs of at least 10", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// selected says whether the benchmark called name runs.
+func (cfg *config) selected(name string) bool {
+	return len(cfg.only) == 0 || slices.Contains(cfg.only, name)
 }
 
 func run(cfg *config) error {
@@ -153,7 +191,7 @@ func run(cfg *config) error {
 		return err
 	}
 	for _, s := range sections {
-		if len(cfg.only) > 0 && !slices.Contains(cfg.only, s.name) {
+		if !cfg.selected(s.name) {
 			continue
 		}
 		log.Printf("running the %s benchmark (%d runs)", s.name, cfg.runs)
