@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
@@ -73,20 +72,7 @@ func TestUpgradePreflightRefusesDroppingAStoredVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.dyn.Resource(crdsGVR).Delete(ctx, crd.GetName(), metav1.DeleteOptions{}) })
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		u, err := l.dyn.Resource(crdsGVR).Get(ctx, crd.GetName(), metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if err := unstructured.SetNestedStringSlice(u.Object, []string{"v1alpha1", "v1beta1"}, "status", "storedVersions"); err != nil {
-			return err
-		}
-		_, err = l.dyn.Resource(crdsGVR).UpdateStatus(ctx, u, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	setStored(t, l, crd.GetName(), "v1alpha1", "v1beta1")
 
 	const name = "preflight-widgets"
 	l.mgr.Manage(name, pkgmanager.Behaviour{})

@@ -94,30 +94,30 @@ func installScaleCRDs(t *testing.T, l *lifecycle, revision string) {
 		}
 		time.Sleep(200 * time.Millisecond) // until the API server serves the new kind
 	}
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		r, err := l.dyn.Resource(revisionsGVR).Get(ctx, revision, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	l.editStatus(t, revisionsGVR, revision, func(r *unstructured.Unstructured) {
 		_ = unstructured.SetNestedSlice(r.Object, refs, "status", "objectRefs")
-		_, err = l.dyn.Resource(revisionsGVR).UpdateStatus(ctx, r, metav1.UpdateOptions{})
-		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func setStored(t *testing.T, l *lifecycle, crd string, versions ...string) {
 	t.Helper()
+	l.editStatus(t, crdsGVR, crd, func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedStringSlice(u.Object, versions, "status", "storedVersions")
+	})
+}
+
+// editStatus reads an object, edits it and writes its status back, again
+// when another writer came in between.
+func (l *lifecycle) editStatus(t *testing.T, gvr schema.GroupVersionResource, name string, edit func(*unstructured.Unstructured)) {
+	t.Helper()
 	ctx := context.Background()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		u, err := l.dyn.Resource(crdsGVR).Get(ctx, crd, metav1.GetOptions{})
+		u, err := l.dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		_ = unstructured.SetNestedStringSlice(u.Object, versions, "status", "storedVersions")
-		_, err = l.dyn.Resource(crdsGVR).UpdateStatus(ctx, u, metav1.UpdateOptions{})
+		edit(u)
+		_, err = l.dyn.Resource(gvr).UpdateStatus(ctx, u, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {

@@ -87,16 +87,27 @@ func replaceSpec(ctx context.Context, rc dynamic.ResourceInterface, u *unstructu
 // setStoredVersions writes a CRD's status.storedVersions, as objects
 // stored at those versions over the CRD's life leave it.
 func setStoredVersions(ctx context.Context, dyn dynamic.Interface, name string, versions ...string) error {
-	rc := dyn.Resource(crdGVR)
+	return editObject(ctx, dyn.Resource(crdGVR), name, true, func(u *unstructured.Unstructured) error {
+		return unstructured.SetNestedStringSlice(u.Object, versions, "status", "storedVersions")
+	})
+}
+
+// editObject reads an object, edits it and writes it back (its status,
+// with status), again when another writer came in between.
+func editObject(ctx context.Context, rc dynamic.ResourceInterface, name string, status bool, edit func(*unstructured.Unstructured) error) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		u, err := rc.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if err := unstructured.SetNestedStringSlice(u.Object, versions, "status", "storedVersions"); err != nil {
+		if err := edit(u); err != nil {
 			return err
 		}
-		_, err = rc.UpdateStatus(ctx, u, metav1.UpdateOptions{})
+		if status {
+			_, err = rc.UpdateStatus(ctx, u, metav1.UpdateOptions{})
+		} else {
+			_, err = rc.Update(ctx, u, metav1.UpdateOptions{})
+		}
 		return err
 	})
 }

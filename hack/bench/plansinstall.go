@@ -50,17 +50,8 @@ func createPackage(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupV
 
 // setPackageRef points a package at another reference, as an upgrade does.
 func setPackageRef(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, name, ref string) error {
-	rc := dyn.Resource(gvr)
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		u, err := rc.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if err := unstructured.SetNestedField(u.Object, ref, "spec", "package"); err != nil {
-			return err
-		}
-		_, err = rc.Update(ctx, u, metav1.UpdateOptions{})
-		return err
+	return editObject(ctx, dyn.Resource(gvr), name, false, func(u *unstructured.Unstructured) error {
+		return unstructured.SetNestedField(u.Object, ref, "spec", "package")
 	})
 }
 
