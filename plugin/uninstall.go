@@ -20,7 +20,8 @@ import (
 var uninstallExample = `  # Uninstall a configuration, waiting until its revisions are gone
   kubectl xpkg uninstall configuration-aws-network --wait
 
-  # Also remove the dependencies nothing else needs (Crossplane never removes them)
+  # Also remove the dependencies Crossplane installed for it that nothing else needs
+  # (Crossplane never removes them)
   kubectl xpkg uninstall configuration/configuration-aws-network --with-dependencies --yes
 
   # See the plan: what would be removed, and what that would break
@@ -55,9 +56,14 @@ stops it with exit status 3 unless --force:
 * dependents: another installed package depends on it (according to the Lock); the
   dependents are named as KIND/NAME
 * live-objects: objects exist of a kind the package defines, counted per kind
+* explicit-dependency (--with-dependencies): a dependency nothing else needs that was
+  installed explicitly, not by the package manager; it stays, forced or not
 
 Crossplane never removes dependencies: --with-dependencies also removes those that
-nothing else needs, after the named packages are gone, and plans them too. On a
+nothing else needs and that Crossplane's package manager installed as dependencies
+(as apt's autoremove does: the field manager that set a package's spec.package,
+which is all that records who installed it, is Crossplane's alone), after the named
+packages are gone, and plans them too. On a
 terminal, uninstall asks before deleting unless --yes. --dry-run prints the plan and
 exits as the uninstall would.
 
@@ -79,7 +85,7 @@ uninstall with exit status 4, deleting nothing more.`,
 	f := cmd.Flags()
 	o.Plan.AddFlags(cmd, "dependents, live objects")
 	f.BoolVarP(&o.Yes, "yes", "y", false, "Do not ask for confirmation.")
-	f.BoolVar(&o.WithDeps, "with-dependencies", false, "Also uninstall the dependencies that no other package needs.")
+	f.BoolVar(&o.WithDeps, "with-dependencies", false, "Also uninstall the dependencies the package manager installed that no other package needs.")
 	addWaitFlag(f, &o.Wait, "the packages and their revisions are gone")
 	o.Cluster.AddFlags(f)
 	cmd.ValidArgsFunction = completePackages(root, false, true)

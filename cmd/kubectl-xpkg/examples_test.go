@@ -64,7 +64,9 @@ var (
 	networkNew  = examplePackage{"configuration", "configuration-aws-network", "configuration-aws-network:v0.23.0", false, ""}
 	networkOld  = examplePackage{"configuration", "configuration-aws-network", "configuration-aws-network:v0.21.0", true, ""}
 	ptOld       = examplePackage{"function", "function-patch-and-transform", "function-patch-and-transform:v0.9.0", false, ""}
-	installed   = []examplePackage{nopNew, networkNew}
+	// The package manager installs provider-nop as configuration-aws-network's
+	// dependency (--with-dependencies removes only what it installed).
+	installed = []examplePackage{networkNew, nopNew}
 )
 
 // exampleCluster is what each verb's examples expect installed, in order.
@@ -265,7 +267,8 @@ func newExampleEnv(t *testing.T) *exampleEnv {
 	for _, n := range examplePackageNames {
 		var b pkgmanager.Behaviour
 		if n == "configuration/configuration-aws-network" {
-			b.DependsOn = []pkgmanager.Dependency{{Package: e.repo(nopNew.sample), Constraints: ">=v0.2.0", Type: "Provider"}}
+			b.DependsOn = []pkgmanager.Dependency{{Package: e.repo(nopNew.sample), Constraints: ">=v0.2.0", Type: "Provider",
+				Install: e.host + "/crossplane-contrib/" + nopNew.sample, As: nopNew.name}}
 		}
 		l.mgr.Manage(strings.Split(n, "/")[1], b)
 	}
@@ -396,11 +399,17 @@ func (e *exampleEnv) pipe(t *testing.T, ex example, out string) (string, error) 
 // ensure installs the packages the verb's examples name, where missing.
 func (e *exampleEnv) ensure(t *testing.T, verb string) {
 	t.Helper()
+	// What went must be collected before any install, lest its collection
+	// hit a successor: one the package manager installs as a dependency too.
+	for _, p := range exampleCluster[verb] {
+		if !e.exists(t, p.kind, p.name) {
+			e.awaitCollected(t, p)
+		}
+	}
 	for _, p := range exampleCluster[verb] {
 		if e.exists(t, p.kind, p.name) {
 			continue
 		}
-		e.awaitCollected(t, p)
 		args := []string{"install", p.kind, e.host + "/crossplane-contrib/" + p.sample, p.name, "--wait=60s"}
 		if p.manual {
 			args[len(args)-1] = "--manual-activation"
@@ -410,7 +419,14 @@ func (e *exampleEnv) ensure(t *testing.T, verb string) {
 			e.x.Run("upgrade", p.kind+"/"+p.name, p.upgradeTo, "--wait=60s").Succeeds(t)
 		}
 	}
+	for _, p := range exampleCluster[verb] {
+		if !p.manual {
+			// One the package manager installed as a dependency was not waited for.
+			awaitHealthy(t, e.dyn, schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: p.kind + "s"}, p.name)
+		}
+	}
 }
+
 
 func (e *exampleEnv) exists(t *testing.T, kind, name string) bool {
 	t.Helper()

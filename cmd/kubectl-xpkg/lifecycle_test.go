@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
@@ -182,11 +183,18 @@ func TestUninstallProtectsDependencies(t *testing.T) {
 	provRef, _ := pushSample(t, l.env, "provider-nop", "v0.4.0")
 	cfgRef, _ := pushSample(t, l.env, "configuration-aws-network", "v0.23.0")
 	provRepo := provRef[:strings.LastIndex(provRef, ":")]
+	oldRef, _ := pushSample(t, l.env, "provider-nop", "v0.2.1")
+	// The package manager installs the provider as the configuration's
+	// dependency; upgraded by hand, it is still the package manager's to
+	// remove.
+	dep := pkgmanager.Dependency{Package: provRepo, Constraints: ">=v0.2.0", Type: "Provider", Install: oldRef, As: "dep-nop"}
 	l.mgr.Manage("dep-nop", pkgmanager.Behaviour{})
-	l.mgr.Manage("dep-network", pkgmanager.Behaviour{DependsOn: []pkgmanager.Dependency{{Package: provRepo, Constraints: ">=v0.2.0", Type: "Provider"}}})
+	l.mgr.Manage("dep-network", pkgmanager.Behaviour{DependsOn: []pkgmanager.Dependency{dep}})
 	x := clitest.New(t).WithEnv(l.env)
-	x.Run("install", "provider", provRef, "dep-nop", "--wait=60s").Succeeds(t)
+	t.Cleanup(func() { x.Run("uninstall", "configuration/dep-network"); x.Run("uninstall", "provider/dep-nop") })
 	x.Run("install", "configuration", cfgRef, "dep-network", "--wait=60s").Succeeds(t)
+	awaitHealthy(t, l.dyn, providersGVR, "dep-nop")
+	x.Run("upgrade", "dep-nop", "v0.4.0", "--wait=60s").Succeeds(t)
 
 	r := x.Run("tree", "dep-network").Succeeds(t)
 	cfgRepo := cfgRef[:strings.LastIndex(cfgRef, ":")]
@@ -211,6 +219,47 @@ func TestUninstallProtectsDependencies(t *testing.T) {
 	contains(t, "uninstall", r.Stdout, "configuration/dep-network deleted", "provider/dep-nop deleted")
 	if l.providerExists(t, "dep-nop") {
 		t.Error("--with-dependencies left the provider")
+	}
+
+	// Installed explicitly, the same dependency stays: refused, then
+	// forced, only the configuration goes.
+	l.mgr.Manage("own-nop", pkgmanager.Behaviour{})
+	dep.As = "never-made"
+	l.mgr.Manage("own-network", pkgmanager.Behaviour{DependsOn: []pkgmanager.Dependency{dep}})
+	t.Cleanup(func() { x.Run("uninstall", "configuration/own-network"); x.Run("uninstall", "provider/own-nop") })
+	x.Run("install", "provider", provRef, "own-nop", "--wait=60s").Succeeds(t)
+	x.Run("install", "configuration", cfgRef, "own-network", "--wait=60s").Succeeds(t)
+	r = x.Run("uninstall", "configuration/own-network", "--with-dependencies", "--yes").Fails(t, 3)
+	contains(t, "explicit", r.Stderr, "BLOCKING provider/own-nop ("+provRepo+") is needed by nothing else but was installed explicitly (its package was set by kubectl-xpkg, not only by the package manager)",
+		"uninstall it by name to remove it too [explicit-dependency]")
+	if !l.providerExists(t, "own-nop") || l.providerExists(t, "never-made") {
+		t.Fatal("the refused uninstall deleted the provider, or the package manager made another")
+	}
+	r = x.Run("uninstall", "configuration/own-network", "--with-dependencies", "--yes", "--force", "--wait=60s").Succeeds(t)
+	contains(t, "forced", r.Stdout, "configuration/own-network deleted")
+	if strings.Contains(r.Stdout, "own-nop deleted") || !l.providerExists(t, "own-nop") {
+		t.Errorf("forced, --with-dependencies deleted the explicit provider:\n%s", r.Stdout)
+	}
+}
+
+// awaitHealthy waits until the package is Healthy at its generation.
+func awaitHealthy(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersionResource, name string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		u, err := dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == "Healthy" && m["status"] == "True" && m["observedGeneration"] == u.GetGeneration() {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("%s %s never became healthy: %v", gvr.Resource, name, err)
 	}
 }
 

@@ -28,8 +28,9 @@ func LockEntry(lock []LockPackage, p *Package) (LockPackage, bool) {
 
 // ExclusiveDependencies are the repositories that only root needs, directly
 // or through other dependencies: uninstalling root with its dependencies
-// removes exactly these.
-func ExclusiveDependencies(lock []LockPackage, rootRepo string) []string {
+// removes exactly these. A dependency for which stays (when not nil) is
+// true is kept, and so is what it needs.
+func ExclusiveDependencies(lock []LockPackage, rootRepo string, stays func(repo string) bool) []string {
 	bySource := map[string]LockPackage{}
 	for _, lp := range lock {
 		bySource[normRepo(lp.Source)] = lp
@@ -47,6 +48,11 @@ func ExclusiveDependencies(lock []LockPackage, rootRepo string) []string {
 		}
 	}
 	walk(rootRepo)
+	for r := range reach {
+		if stays != nil && stays(r) {
+			delete(reach, r)
+		}
+	}
 	// Keep what any package that stays still needs; a dependency kept this
 	// way stays too, and so keeps its own: repeat until nothing changes.
 	for changed := true; changed; {

@@ -30,11 +30,18 @@ func TestDependencyAnalysis(t *testing.T) {
 	}
 	// aws (and what it needs) stays for the other configuration; fn and its
 	// leaf go with cfg.
-	if got := ExclusiveDependencies(lock, cfg); !slices.Equal(got, []string{fn, leaf}) {
+	if got := ExclusiveDependencies(lock, cfg, nil); !slices.Equal(got, []string{fn, leaf}) {
 		t.Errorf("exclusive dependencies = %v", got)
 	}
-	if got := ExclusiveDependencies(lock, other); len(got) != 0 {
+	if got := ExclusiveDependencies(lock, other, nil); len(got) != 0 {
 		t.Errorf("exclusive dependencies of %s = %v, want none (cfg still needs aws)", other, got)
+	}
+	// A dependency installed explicitly stays, and so does what it needs.
+	if got := ExclusiveDependencies(lock, cfg, func(r string) bool { return r == fn }); len(got) != 0 {
+		t.Errorf("exclusive dependencies with %s kept = %v, want none (it keeps %s)", fn, got, leaf)
+	}
+	if got := ExclusiveDependencies(lock, cfg, func(r string) bool { return r == leaf }); !slices.Equal(got, []string{fn}) {
+		t.Errorf("exclusive dependencies with %s kept = %v, want only %s", leaf, got, fn)
 	}
 }
 

@@ -131,3 +131,11 @@ func conditions(u *unstructured.Unstructured) []Condition {
 	}
 	return out
 }
+
+// UID is the revision object's, empty when it was not read from a cluster.
+func (r *Revision) UID() string {
+	if r.Object == nil {
+		return ""
+	}
+	return string(r.Object.GetUID())
+}

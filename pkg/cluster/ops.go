@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -206,12 +207,15 @@ func (c *Cluster) Lock(ctx context.Context) ([]LockPackage, error) {
 }
 
 // SetPackage points a package at ref, provided it still points where p
-// (read when the change was planned) says: the merge patch of its
-// reference carries the resourceVersion read just before, so no write
-// can slip in between unseen. Another writer's change of other fields (the
-// package manager's status, a user's labels) only means reading again and
-// patching again; another writer's change of the reference stops the
-// change with a ChangedError, since the plan was made for what it was.
+// (read when the change was planned) says. The JSON patch tests the
+// object's UID and its reference as just read before replacing the
+// reference, and the API server applies it to the object as stored, all
+// at once: no write can slip in between unseen, and another writer's
+// change of other fields (the package manager's status, a user's labels,
+// a controller rewriting them in a hot loop) neither conflicts nor is
+// lost. A failed test means the reference or the object changed: read
+// again, a changed reference stops the change with a ChangedError, since
+// the plan was made for what it was.
 func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun bool) (*Package, error) {
 	rc, err := c.client(p.Kind)
 	if err != nil {
@@ -221,28 +225,35 @@ func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
+	planned := p.Object.GetUID()
 	var updated *unstructured.Unstructured
 	err = retryOnConflict(ctx, patchRetry, func() error {
 		u, err := rc.Get(ctx, p.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if now := c.dialect.Read(u).Source; now != p.Source {
-			return &ChangedError{Package: strings.ToLower(p.Kind) + "/" + p.Name, Planned: p.Source, Now: now}
+		if now := c.dialect.Read(u).Source; now != p.Source || planned != "" && u.GetUID() != planned {
+			return &ChangedError{Package: strings.ToLower(p.Kind) + "/" + p.Name, Planned: p.Source, Now: now, Replaced: now == p.Source}
 		}
-		// The dialect knows where the reference goes.
-		if err := c.dialect.SetPackage(u, ref); err != nil {
-			return err
+		// Keep the record that the package manager installed it: the
+		// change makes this plugin the field manager of its reference. A
+		// merge patch of its own, which no other writer's annotations
+		// conflict with; a true record even if the change then stops.
+		if origin, _ := PackageOrigin(u); origin == OriginDependency && u.GetAnnotations()[InstalledByAnnotation] == "" {
+			mark, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{InstalledByAnnotation: PackageManagerFieldManager}}})
+			if _, err := rc.Patch(ctx, p.Name, types.MergePatchType, mark, opts); err != nil {
+				return err
+			}
 		}
-		value, _, _ := unstructured.NestedString(u.Object, "spec", "package")
-		patch, err := json.Marshal(map[string]any{
-			"metadata": map[string]any{"resourceVersion": u.GetResourceVersion()},
-			"spec":     map[string]any{"package": value},
-		})
+		patch, err := referencePatch(u, func(u *unstructured.Unstructured) error { return c.dialect.SetPackage(u, ref) })
 		if err != nil {
 			return err
 		}
-		updated, err = rc.Patch(ctx, p.Name, types.MergePatchType, patch, opts)
+		updated, err = rc.Patch(ctx, p.Name, types.JSONPatchType, patch, opts)
+		if isFailedTest(err) {
+			// Changed since read: a conflict, read again.
+			return apierrors.NewConflict(schema.GroupResource{Resource: strings.ToLower(p.Kind) + "s"}, p.Name, err)
+		}
 		return err
 	})
 	if err != nil {
@@ -251,13 +262,55 @@ func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun
 	return c.dialect.Read(updated), nil
 }
 
+// referenceFields are where the dialects keep a package's reference.
+var referenceFields = []string{"package", "source"}
+
+// referencePatch is the JSON patch that makes u's reference what set
+// makes it, provided its UID and reference are still u's.
+func referencePatch(u *unstructured.Unstructured, set func(*unstructured.Unstructured) error) ([]byte, error) {
+	want := u.DeepCopy()
+	if err := set(want); err != nil {
+		return nil, err
+	}
+	ops := []map[string]any{}
+	if uid := u.GetUID(); uid != "" {
+		ops = append(ops, map[string]any{"op": "test", "path": "/metadata/uid", "value": uid})
+	}
+	for _, f := range referenceFields {
+		path := "/spec/" + f
+		old, had, _ := unstructured.NestedString(u.Object, "spec", f)
+		value, has, _ := unstructured.NestedString(want.Object, "spec", f)
+		if had {
+			ops = append(ops, map[string]any{"op": "test", "path": path, "value": old})
+		}
+		switch {
+		case has && (!had || value != old):
+			ops = append(ops, map[string]any{"op": "add", "path": path, "value": value})
+		case had && !has:
+			ops = append(ops, map[string]any{"op": "remove", "path": path})
+		}
+	}
+	return json.Marshal(ops)
+}
+
+// isFailedTest is a JSON patch whose test failed: the API server answers
+// 422 with the patch library's words.
+func isFailedTest(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "test failed")
+}
+
 // ChangedError is a package whose reference another writer changed since
-// the change was planned.
+// the change was planned, or that was deleted and made again.
 type ChangedError struct {
 	Package, Planned, Now string
+	// Replaced: deleted and made again, pointing where it did.
+	Replaced bool
 }
 
 func (e *ChangedError) Error() string {
+	if e.Replaced {
+		return fmt.Sprintf("%s was deleted and made again since the change was planned: someone else changed it; nothing was changed, plan again", e.Package)
+	}
 	return fmt.Sprintf("%s now points at %s, not at %s as when the change was planned: someone else changed it; nothing was changed, plan again", e.Package, e.Now, e.Planned)
 }
 
@@ -288,15 +341,30 @@ func (c *Cluster) Activate(ctx context.Context, r *Revision) error {
 	if err != nil {
 		return err
 	}
-	patch := []byte(`{"spec":{"desiredState":"Active"}}`)
-	_, err = rc.Patch(ctx, r.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	// The revision read, not one deleted and made again since.
+	ops := []map[string]any{{"op": "add", "path": "/spec/desiredState", "value": "Active"}}
+	if uid := r.UID(); uid != "" {
+		ops = append([]map[string]any{{"op": "test", "path": "/metadata/uid", "value": uid}}, ops...)
+	}
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		return err
+	}
+	_, err = rc.Patch(ctx, r.Name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	if isFailedTest(err) {
+		return fmt.Errorf("revision %s was deleted and made again since it was read: nothing was changed, plan again", r.Name)
+	}
 	return err
 }
 
 // DeleteExactly deletes the package as it was read (its revisions
-// follow by garbage collection): the API server
-// refuses (409 Conflict) when it is another object since (its UID) or
-// has changed (its resourceVersion).
+// follow by garbage collection): the API server refuses (409 Conflict)
+// when it is another object since (its UID) or has changed (its
+// resourceVersion). A change of its status, labels or annotations alone
+// (the package manager writes its status at any time) is no change of
+// what was planned: read again, the delete is sent again with the new
+// resourceVersion, while the object, its spec (generation) and its
+// reference are those read.
 func (c *Cluster) DeleteExactly(ctx context.Context, p *Package, dryRun bool) error {
 	rc, err := c.client(p.Kind)
 	if err != nil {
@@ -306,13 +374,31 @@ func (c *Cluster) DeleteExactly(ctx context.Context, p *Package, dryRun bool) er
 	if uid := p.Object.GetUID(); uid != "" {
 		opts.Preconditions.UID = &uid
 	}
-	if rv := p.Object.GetResourceVersion(); rv != "" {
-		opts.Preconditions.ResourceVersion = &rv
-	}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	return rc.Delete(ctx, p.Name, opts)
+	rv := p.Object.GetResourceVersion()
+	b := patchRetry
+	for {
+		if rv != "" {
+			opts.Preconditions.ResourceVersion = &rv
+		}
+		err := rc.Delete(ctx, p.Name, opts)
+		if !apierrors.IsConflict(err) || b.Steps <= 1 {
+			return err
+		}
+		now, gerr := rc.Get(ctx, p.Name, metav1.GetOptions{})
+		if gerr != nil || now.GetUID() != p.Object.GetUID() || now.GetGeneration() != p.Object.GetGeneration() ||
+			c.dialect.Read(now).Source != p.Source {
+			return err // what was planned for is gone
+		}
+		rv = now.GetResourceVersion()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (after: %w)", ctx.Err(), err)
+		case <-time.After(b.Step()):
+		}
+	}
 }
 
 // KindName reads the kind and name an argument names: KIND/NAME as

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -66,6 +67,15 @@ func provider(name, pkg, currentRevision string) *unstructured.Unstructured {
 	})
 }
 
+// madeBy records manager as the field manager that set the package's
+// reference: the package manager's resolver when it installs a
+// dependency, a user's tool when a package is installed explicitly.
+func madeBy(manager string, u *unstructured.Unstructured) *unstructured.Unstructured {
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate,
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{".":{},"f:package":{}}}`)}}})
+	return u
+}
+
 func revision(pkgName, name, image string, n int64, state string, refs ...map[string]any) *unstructured.Unstructured {
 	var objectRefs []any
 	for _, r := range refs {
@@ -113,7 +123,7 @@ func storedCluster(t *testing.T, widgets int) *cluster.Cluster {
 func storedClusterDyn(t *testing.T, widgets int) (*cluster.Cluster, *dynamicfake.FakeDynamicClient) {
 	mrd := map[string]any{"apiVersion": "apiextensions.crossplane.io/v1alpha1", "kind": "ManagedResourceDefinition", "name": "widgets.stored.example.org"}
 	objs := []*unstructured.Unstructured{
-		provider("provider-stored", provRepo+":v1.1.0", "provider-stored-bbb"),
+		madeBy(cluster.PackageManagerFieldManager, provider("provider-stored", provRepo+":v1.1.0", "provider-stored-bbb")),
 		revision("provider-stored", "provider-stored-aaa", provRepo+":v1.0.0", 1, "Inactive", mrd),
 		revision("provider-stored", "provider-stored-bbb", provRepo+":v1.1.0", 2, "Active", mrd),
 		obj("pkg.crossplane.io/v1", "Configuration", "configuration-stored", map[string]any{"spec": map[string]any{"package": cfgRepo + ":v1.0.0"}}),
@@ -191,6 +201,55 @@ func TestUninstallWithDependencies(t *testing.T) {
 		Deleted: func(p *cluster.Package) { deleted = append(deleted, KindName(p)) }})
 	if err != nil || strings.Join(deleted, ",") != "configuration/configuration-stored,provider/provider-stored" {
 		t.Errorf("deleted %v, %v", deleted, err)
+	}
+}
+
+// TestUninstallWithDependenciesKeepsExplicitOnes: a dependency nothing
+// else needs that the package manager did not install (its reference set
+// by someone else, or by no one on record) stays, with a blocking finding;
+// forced, only the named package goes.
+func TestUninstallWithDependenciesKeepsExplicitOnes(t *testing.T) {
+	for who, fields := range map[string]func(*unstructured.Unstructured){
+		"kubectl-xpkg": func(u *unstructured.Unstructured) { madeBy("kubectl-xpkg", u) },
+		"no record":    func(u *unstructured.Unstructured) { u.SetManagedFields(nil) },
+	} {
+		t.Run(who, func(t *testing.T) {
+			c, dyn := storedClusterDyn(t, 0)
+			ctx := context.Background()
+			prov, err := dyn.Resource(providersGVR).Get(ctx, "provider-stored", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fields(prov)
+			if _, err := dyn.Resource(providersGVR).Update(ctx, prov, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			u := &Uninstall{Cluster: c, WithDependencies: true}
+			up, err := u.Plan(ctx, []string{"configuration-stored"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(up.Dependencies) != 0 || strings.Join(up.Packages, ",") != "configuration/configuration-stored" {
+				t.Errorf("dependencies %+v, packages %v", up.Dependencies, up.Packages)
+			}
+			f := findings(up.Plan, RuleExplicitDependency)
+			if len(f) != 1 || f[0].Severity != Blocking || f[0].Object != "provider/provider-stored" ||
+				!strings.Contains(f[0].Message, "installed explicitly") || !strings.Contains(f[0].Message, "uninstall it by name") {
+				t.Fatalf("findings: %+v", up.Findings)
+			}
+			if who == "kubectl-xpkg" && !strings.Contains(f[0].Message, "set by kubectl-xpkg") {
+				t.Errorf("the finding does not say who: %s", f[0].Message)
+			}
+			var deleted []string
+			err = u.Run(ctx, up, UninstallOptions{DryRun: true, Progress: &strings.Builder{},
+				Deleted: func(p *cluster.Package) { deleted = append(deleted, KindName(p)) }})
+			if err != nil || strings.Join(deleted, ",") != "configuration/configuration-stored" {
+				t.Errorf("deleted %v, %v", deleted, err)
+			}
+			if _, err := c.Lookup(ctx, "provider-stored"); err != nil {
+				t.Errorf("the explicit dependency was deleted: %v", err)
+			}
+		})
 	}
 }
 

@@ -37,6 +37,7 @@ const (
 	RuleNoChange             = "no-change"
 	RulePinnedDependency     = "pinned-dependency"
 	RuleInvalidPackage       = "invalid-package"
+	RuleExplicitDependency   = "explicit-dependency"
 )
 
 // Finding is one thing a plan found.

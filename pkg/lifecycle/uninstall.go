@@ -54,10 +54,14 @@ func (u *Uninstall) Plan(ctx context.Context, args []string) (*UninstallPlan, er
 	}
 	up.add(dependentsFindings(lock, all, up.Named)...)
 	if u.WithDependencies {
-		up.Dependencies = exclusiveDependencies(lock, all, up.Named)
+		var explicit []*cluster.Package
+		up.Dependencies, explicit = exclusiveDependencies(lock, all, up.Named)
 		for _, d := range up.Dependencies {
 			up.add(Finding{Rule: RuleDependents, Severity: Info, Object: KindName(d),
 				Message: fmt.Sprintf("%s (%s) is needed by nothing else: uninstalling it too", KindName(d), cluster.RefRepository(d.Source))})
+		}
+		for _, d := range explicit {
+			up.add(explicitDependencyFinding(d))
 		}
 	}
 	for _, p := range up.all() {
@@ -105,21 +109,55 @@ func dependentsFindings(lock []cluster.LockPackage, all, named []*cluster.Packag
 }
 
 // exclusiveDependencies are the installed dependencies of the named
-// packages that nothing else needs, each once.
-func exclusiveDependencies(lock []cluster.LockPackage, all, named []*cluster.Package) []*cluster.Package {
-	var deps []*cluster.Package
-	has := func(p *cluster.Package) bool {
-		return slices.ContainsFunc(append(slices.Clone(named), deps...), func(q *cluster.Package) bool { return q.Name == p.Name && q.Kind == p.Kind })
+// packages that nothing else needs and that the package manager installed
+// as dependencies, each once, and those nothing else needs but that were
+// installed explicitly: these stay (as apt's autoremove keeps what was
+// installed by hand), and so does what they need.
+func exclusiveDependencies(lock []cluster.LockPackage, all, named []*cluster.Package) (deps, explicit []*cluster.Package) {
+	installed := func(repo string) *cluster.Package {
+		i := slices.IndexFunc(all, func(p *cluster.Package) bool { return cluster.RefRepository(p.Source) == repo })
+		if i < 0 {
+			return nil
+		}
+		return all[i]
+	}
+	stays := func(repo string) bool {
+		p := installed(repo)
+		if p == nil {
+			return false
+		}
+		origin, _ := cluster.PackageOrigin(p.Object)
+		return origin != cluster.OriginDependency
+	}
+	has := func(list []*cluster.Package, p *cluster.Package) bool {
+		return slices.ContainsFunc(append(slices.Clone(named), list...), func(q *cluster.Package) bool { return q.Name == p.Name && q.Kind == p.Kind })
 	}
 	for _, t := range named {
-		for _, repo := range cluster.ExclusiveDependencies(lock, cluster.RefRepository(t.Source)) {
-			i := slices.IndexFunc(all, func(p *cluster.Package) bool { return cluster.RefRepository(p.Source) == repo })
-			if i >= 0 && !has(all[i]) {
-				deps = append(deps, all[i])
+		root := cluster.RefRepository(t.Source)
+		for _, repo := range cluster.ExclusiveDependencies(lock, root, stays) {
+			if p := installed(repo); p != nil && !has(deps, p) {
+				deps = append(deps, p)
+			}
+		}
+		for _, repo := range cluster.ExclusiveDependencies(lock, root, nil) {
+			if p := installed(repo); p != nil && stays(repo) && !has(explicit, p) {
+				explicit = append(explicit, p)
 			}
 		}
 	}
-	return deps
+	return deps, explicit
+}
+
+// explicitDependencyFinding: a dependency nothing else needs that the
+// package manager did not install, which --with-dependencies leaves.
+func explicitDependencyFinding(p *cluster.Package) Finding {
+	who := "no record of who set its package (no managedFields)"
+	if _, owners := cluster.PackageOrigin(p.Object); len(owners) > 0 {
+		who = "its package was set by " + strings.Join(owners, ", ") + ", not only by the package manager"
+	}
+	return Finding{Rule: RuleExplicitDependency, Severity: Blocking, Object: KindName(p),
+		Message: fmt.Sprintf("%s (%s) is needed by nothing else but was installed explicitly (%s): --with-dependencies removes only what the package manager installed, so it stays; uninstall it by name to remove it too",
+			KindName(p), cluster.RefRepository(p.Source), who)}
 }
 
 // liveObjects counts the objects of every kind the package's current

@@ -40,6 +40,12 @@ type Behaviour struct {
 // Dependency is a Lock dependency.
 type Dependency struct {
 	Package, Constraints, Type string
+	// Install, when set, is the reference the manager installs the
+	// dependency at, as a package called As, when no package of its
+	// repository exists: as Crossplane's resolver does, it creates the
+	// package with nothing but its reference, under the package manager's
+	// field manager (and answers it only if a test Manages As).
+	Install, As string
 }
 
 var group = "pkg.crossplane.io"

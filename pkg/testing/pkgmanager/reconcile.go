@@ -4,9 +4,12 @@ import (
 	"context"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 )
 
 // reconcile answers a package whose status does not yet describe its spec.
@@ -54,6 +57,9 @@ func (m *Manager) answer(ctx context.Context, u *unstructured.Unstructured, imag
 			return err
 		}
 		if err := m.lock(ctx, u.GetKind(), rev, image, b.DependsOn); err != nil {
+			return err
+		}
+		if err := m.installDependencies(ctx, b.DependsOn); err != nil {
 			return err
 		}
 	}
@@ -173,4 +179,39 @@ func (m *Manager) collect(ctx context.Context, o any) {
 	_ = rc.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: group + "/package=" + u.GetName()})
 	image, _, _ := unstructured.NestedString(u.Object, "spec", "package")
 	_ = m.unlock(ctx, m.revisionName(u.GetName(), image))
+}
+
+// installDependencies creates the dependencies to install that no package
+// provides, as Crossplane's resolver does: a package of the dependency's
+// kind with only spec.package set, under the package manager's field
+// manager, which is all that records who installed it.
+func (m *Manager) installDependencies(ctx context.Context, deps []Dependency) error {
+	for _, d := range deps {
+		if d.Install == "" {
+			continue
+		}
+		rc := m.dyn.Resource(resource(d.Type))
+		list, err := rc.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		provided := false
+		for _, p := range list.Items {
+			ref, _, _ := unstructured.NestedString(p.Object, "spec", "package")
+			repo, _ := splitRef(ref)
+			provided = provided || repo == d.Package
+		}
+		if provided {
+			continue
+		}
+		pkg := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": group + "/v1", "kind": d.Type, "metadata": map[string]any{"name": d.As},
+			"spec": map[string]any{"package": d.Install},
+		}}
+		_, err = rc.Create(ctx, pkg, metav1.CreateOptions{FieldManager: cluster.PackageManagerFieldManager})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return nil
 }
