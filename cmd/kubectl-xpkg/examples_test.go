@@ -427,7 +427,6 @@ func (e *exampleEnv) ensure(t *testing.T, verb string) {
 	}
 }
 
-
 func (e *exampleEnv) exists(t *testing.T, kind, name string) bool {
 	t.Helper()
 	gvr := schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: kind + "s"}

@@ -174,9 +174,11 @@ func TestDeleteExactlyBesideThePackageManager(t *testing.T) {
 		edit    func(u *unstructured.Unstructured)
 		deleted bool
 	}{
-		"status":     {func(u *unstructured.Unstructured) { u.Object["status"] = map[string]any{"currentRevision": "p-2"} }, true},
-		"spec":       {func(u *unstructured.Unstructured) { u.SetGeneration(2) }, false},
-		"reference":  {func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "r.example.org/p:v3", "spec", "package") }, false},
+		"status": {func(u *unstructured.Unstructured) { u.Object["status"] = map[string]any{"currentRevision": "p-2"} }, true},
+		"spec":   {func(u *unstructured.Unstructured) { u.SetGeneration(2) }, false},
+		"reference": {func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, "r.example.org/p:v3", "spec", "package")
+		}, false},
 		"made again": {func(u *unstructured.Unstructured) { u.SetUID("uid-2") }, false},
 	} {
 		t.Run(name, func(t *testing.T) {
