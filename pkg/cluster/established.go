@@ -51,6 +51,25 @@ type Definition struct {
 // read again every second (the current revision may change), and the
 // events of a kind only while some definition of it is not ready.
 func (c *Cluster) WaitEstablished(ctx context.Context, p *Package, d time.Duration, since time.Time, out io.Writer) error {
+	return c.waitEstablished(ctx, p, d, since, 0, out)
+}
+
+// RewriteGrace is how long WaitReestablished gives the package manager to
+// rewrite a definition before judging it.
+const RewriteGrace = 30 * time.Second
+
+// WaitReestablished is WaitEstablished after a rollback: the revision
+// gone back to can be Healthy (its conditions from before) before the
+// package manager has rewritten the definitions the failed version broke,
+// whose conditions and warnings, still about the failed spec, are current
+// until it has. A definition not ready whose generation has not moved
+// since the wait began is pending, never failed, for up to RewriteGrace
+// (one the failed version did not change is never rewritten).
+func (c *Cluster) WaitReestablished(ctx context.Context, p *Package, d time.Duration, since time.Time, out io.Writer) error {
+	return c.waitEstablished(ctx, p, d, since, RewriteGrace, out)
+}
+
+func (c *Cluster) waitEstablished(ctx context.Context, p *Package, d time.Duration, since time.Time, rewrite time.Duration, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	src, err := c.definitions()
@@ -61,6 +80,9 @@ func (c *Cluster) WaitEstablished(ctx context.Context, p *Package, d time.Durati
 	defer t.wait()
 	defer cancel()
 	w := &establishWait{c: c, t: t, p: p, since: since, what: strings.ToLower(p.Kind) + "/" + p.Name}
+	if rewrite > 0 {
+		w.rewriteBy, w.firstGen = time.Now().Add(rewrite), map[string]int64{}
+	}
 	pr := &progress{out: out, start: time.Now()}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -113,6 +135,25 @@ type establishWait struct {
 	pending []string
 	// eventsDue: the next check with every kind listed reads events.
 	eventsDue bool
+	// rewriteBy: until then, a definition whose generation is still the
+	// one first seen (firstGen, by kind and name) is not yet rewritten.
+	rewriteBy time.Time
+	firstGen  map[string]int64
+}
+
+// notRewritten: waiting for the package manager to rewrite the
+// definition (WaitReestablished), it has not yet.
+func (w *establishWait) notRewritten(ref ObjectRef, doc *definitionDoc) bool {
+	if w.firstGen == nil || doc == nil || time.Now().After(w.rewriteBy) {
+		return false
+	}
+	key := ref.Kind + "/" + ref.Name
+	first, seen := w.firstGen[key]
+	if !seen {
+		w.firstGen[key] = doc.Metadata.Generation
+		return true
+	}
+	return doc.Metadata.Generation <= first
 }
 
 // readRefs reads the definitions of the package's current revision and
@@ -171,6 +212,9 @@ func (w *establishWait) check(ctx context.Context) (bool, error) {
 		def := Definition{Ref: ref, State: "not created yet"}
 		if doc != nil {
 			def = definitionState(ref, doc)
+		}
+		if !def.Ready && !def.stale && w.notRewritten(ref, doc) {
+			def.State, def.stale = def.State+", not yet rewritten since the rollback", true
 		}
 		if !def.Ready {
 			unready = append(unready, def)

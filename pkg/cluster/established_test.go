@@ -214,3 +214,50 @@ func TestWaitEstablishedIgnoresWarningsOfAnOlderGeneration(t *testing.T) {
 		t.Errorf("observed generation 3, established: %+v", def)
 	}
 }
+
+// TestWaitReestablishedWaitsForTheRewrite: after a rollback, a definition
+// the failed version broke still has its conditions and a fresh Invalid
+// warning about the failed spec until the package manager rewrites it:
+// WaitReestablished waits for that (its generation moving), where
+// WaitEstablished fails at once; once rewritten and established, it ends.
+func TestWaitReestablishedWaitsForTheRewrite(t *testing.T) {
+	c, dyn, p := establishCluster(t, 1)
+	name := "kind0000s.big.example.org"
+	ev := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Event",
+		"metadata":       map[string]any{"name": "e1", "namespace": "default"},
+		"involvedObject": map[string]any{"kind": "CustomResourceDefinition", "name": name},
+		"type":           "Warning", "reason": "ApplyFailed", "count": int64(1),
+		"lastTimestamp": time.Now().UTC().Format(time.RFC3339),
+		"message":       `CustomResourceDefinition.apiextensions.k8s.io "` + name + `" is invalid: status.storedVersions[0]: Invalid value: "v1alpha1"`}}
+	if _, err := dyn.Resource(eventResource).Namespace("default").Create(context.Background(), ev, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	crd, err := dyn.Resource(crdResource).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd.SetGeneration(4)
+	_ = unstructured.SetNestedSlice(crd.Object, []any{map[string]any{"type": "Established", "status": "False", "reason": "Invalid", "observedGeneration": int64(4)}}, "status", "conditions")
+	if crd, err = dyn.Resource(crdResource).Update(context.Background(), crd, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	since := time.Now().Add(-time.Second)
+	if err := c.WaitEstablished(context.Background(), p, 10*time.Second, since, io.Discard); err == nil || !strings.Contains(err.Error(), "Invalid value") {
+		t.Fatalf("WaitEstablished: %v, want the Invalid warning", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.WaitReestablished(context.Background(), p, 20*time.Second, since, io.Discard) }()
+	select {
+	case err := <-done:
+		t.Fatalf("the wait ended (%v) before the definition was rewritten", err)
+	case <-time.After(2500 * time.Millisecond):
+	}
+	crd.SetGeneration(5)
+	_ = unstructured.SetNestedSlice(crd.Object, []any{map[string]any{"type": "Established", "status": "True", "observedGeneration": int64(5)}}, "status", "conditions")
+	if _, err := dyn.Resource(crdResource).Update(context.Background(), crd, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("WaitReestablished: %v", err)
+	}
+}

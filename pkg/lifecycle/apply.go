@@ -73,7 +73,7 @@ func (c *Change) Apply(ctx context.Context, in *Installed, target string, o Appl
 	if err != nil || o.DryRun {
 		return updated, err
 	}
-	err = c.settle(ctx, updated, c.Activate, o)
+	err = c.settle(ctx, updated, c.Activate, o, false)
 	var moved *cluster.MovedError
 	if err == nil || !o.Atomic || errors.As(err, &moved) {
 		return updated, err // another writer's reference is not rolled back
@@ -105,7 +105,7 @@ func (c *Change) rollBack(ctx context.Context, pkg, updated *cluster.Package, ta
 			if o.Wait > 0 {
 				o.Wait = time.Until(deadlineOf(rctx))
 			}
-			ae.RollbackErr = c.settle(rctx, back, true, o)
+			ae.RollbackErr = c.settle(rctx, back, true, o, true)
 			return back, ae
 		}
 		var changed *cluster.ChangedError
@@ -136,11 +136,12 @@ func (c *Change) Activated(ctx context.Context, p *cluster.Package, o ApplyOptio
 	if p.ActivationPolicy != "Manual" {
 		fmt.Fprintf(o.Progress, "%s activates its revisions automatically: nothing to activate\n", KindName(p))
 	}
-	return c.settle(ctx, p, true, o)
+	return c.settle(ctx, p, true, o, false)
 }
 
-// settle activates (under Manual activation, when asked) and waits.
-func (c *Change) settle(ctx context.Context, p *cluster.Package, activate bool, o ApplyOptions) error {
+// settle activates (under Manual activation, when asked) and waits; after
+// a rollback, for the definitions to be rewritten too.
+func (c *Change) settle(ctx context.Context, p *cluster.Package, activate bool, o ApplyOptions, rolledBack bool) error {
 	start := time.Now()
 	if p.ActivationPolicy == "Manual" && activate {
 		rev, err := c.Cluster.WaitRevision(ctx, p, p.Source, max(o.Wait, time.Minute))
@@ -155,7 +156,7 @@ func (c *Change) settle(ctx context.Context, p *cluster.Package, activate bool, 
 	if o.Wait == 0 {
 		return nil
 	}
-	return WaitInstalled(ctx, c.Cluster, p, o.Wait-time.Since(start), start, o.Progress)
+	return waitInstalled(ctx, c.Cluster, p, o.Wait-time.Since(start), start, rolledBack, o.Progress)
 }
 
 // WaitInstalled waits until the package is installed and healthy, with
@@ -165,6 +166,16 @@ func (c *Change) settle(ctx context.Context, p *cluster.Package, activate bool, 
 // catches up, and take it back a moment later: readiness counts once it
 // still holds after HoldReady.
 func WaitInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, d time.Duration, since time.Time, out io.Writer) error {
+	return waitInstalled(ctx, c, p, d, since, false, out)
+}
+
+// waitInstalled is WaitInstalled; after a rollback the definitions are
+// waited for with WaitReestablished.
+func waitInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, d time.Duration, since time.Time, rolledBack bool, out io.Writer) error {
+	established := c.WaitEstablished
+	if rolledBack {
+		established = c.WaitReestablished
+	}
 	deadline := time.Now().Add(d)
 	// The steps share d: a timeout reports the whole of it.
 	whole := func(err error) error {
@@ -177,7 +188,7 @@ func WaitInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, 
 		if err := c.WaitReady(ctx, p.Kind, p.Name, p.Source, time.Until(deadline), out); err != nil {
 			return whole(err)
 		}
-		if err := c.WaitEstablished(ctx, p, time.Until(deadline), since, out); err != nil {
+		if err := established(ctx, p, time.Until(deadline), since, out); err != nil {
 			return whole(err)
 		}
 		select {
