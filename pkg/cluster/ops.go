@@ -250,6 +250,7 @@ func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun
 			return err
 		}
 		updated, err = rc.Patch(ctx, p.Name, types.JSONPatchType, patch, opts)
+		err = unanswered(err, "change of "+strings.ToLower(p.Kind)+"/"+p.Name, strings.ToLower(p.Kind)+"/"+p.Name)
 		if isFailedTest(err) {
 			// Changed since read: a conflict, read again.
 			return apierrors.NewConflict(schema.GroupResource{Resource: strings.ToLower(p.Kind) + "s"}, p.Name, err)
@@ -354,7 +355,7 @@ func (c *Cluster) Activate(ctx context.Context, r *Revision) error {
 	if isFailedTest(err) {
 		return fmt.Errorf("revision %s was deleted and made again since it was read: nothing was changed, plan again", r.Name)
 	}
-	return err
+	return unanswered(err, "activation of revision "+r.Name, strings.ToLower(r.Kind)+"/"+r.Name)
 }
 
 // DeleteExactly deletes the package as it was read (its revisions
@@ -385,7 +386,7 @@ func (c *Cluster) DeleteExactly(ctx context.Context, p *Package, dryRun bool) er
 		}
 		err := rc.Delete(ctx, p.Name, opts)
 		if !apierrors.IsConflict(err) || b.Steps <= 1 {
-			return err
+			return unanswered(err, "deletion of "+strings.ToLower(p.Kind)+"/"+p.Name, strings.ToLower(p.Kind)+"/"+p.Name)
 		}
 		now, gerr := rc.Get(ctx, p.Name, metav1.GetOptions{})
 		if gerr != nil || now.GetUID() != p.Object.GetUID() || now.GetGeneration() != p.Object.GetGeneration() ||

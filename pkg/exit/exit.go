@@ -88,6 +88,10 @@ func Message(err error) string {
 		}
 		return msg
 	}
+	var worded Worded
+	if errors.As(err, &worded) {
+		return oneLine(err.Error())
+	}
 	if msg, ok := apiMessage(err); ok {
 		return msg
 	}
@@ -98,6 +102,13 @@ func Message(err error) string {
 		return msg
 	}
 	return oneLine(err.Error())
+}
+
+// Worded is an error whose message says all there is to say: Message
+// prints it as it is, not as the API status or connection error it wraps.
+type Worded interface {
+	error
+	Worded()
 }
 
 // Several are failures of one command that each get their own "error: "

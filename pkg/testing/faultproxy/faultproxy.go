@@ -1,6 +1,7 @@
 // Package faultproxy is an HTTP proxy on 127.0.0.1 that stands in front of
-// a registry and misbehaves on demand: it answers 5xx or 429 with
-// Retry-After, resets the connection in the middle of a blob, stalls, or
+// a registry, or (StartTLS) an API server, and misbehaves on demand: it
+// answers 5xx or 429 with Retry-After, holds a request back before it
+// forwards it, resets the connection in the middle of a blob, stalls, or
 // corrupts a blob's bytes, for the requests a fault matches. It records
 // every request, so a test can tell what the client did.
 //
@@ -11,10 +12,13 @@
 package faultproxy
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +45,13 @@ type Fault struct {
 	Stall      time.Duration
 	// Corrupt flips one byte of the body, in its middle.
 	Corrupt bool
+	// Hold keeps the request back this long before forwarding it (a slow
+	// network or server); a client that gives up meanwhile sees nothing,
+	// and the request is then forwarded only with Land.
+	Hold time.Duration
+	// Land forwards a held request even when its client has given up
+	// (cancelled, timed out): the change lands, unknown to the client.
+	Land bool
 }
 
 func (f Fault) forwards() bool { return f.Status == 0 }
@@ -52,6 +63,8 @@ type Proxy struct {
 	target string
 	srv    *http.Server
 	client *http.Client
+
+	closeTLS func()
 
 	mu       sync.Mutex
 	faults   []*armed
@@ -70,15 +83,35 @@ func Start(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{Host: l.Addr().String(), target: target,
+	p := &Proxy{Host: l.Addr().String(), target: "http://" + target,
 		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = p.srv.Serve(l) }()
 	return p, nil
 }
 
+// StartTLS listens on 127.0.0.1 with TLS (a certificate of its own, which
+// clients must skip verifying) and forwards to target (https://host:port)
+// through transport: the proxy is who the server sees (an API server's
+// admin credentials go in transport), whatever the client presents.
+func StartTLS(target string, transport http.RoundTripper) (*Proxy, error) {
+	p := &Proxy{target: strings.TrimSuffix(target, "/"),
+		client: &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	ts := httptest.NewUnstartedServer(p)
+	ts.StartTLS()
+	p.Host, p.srv = ts.Listener.Addr().String(), ts.Config
+	p.closeTLS = ts.Close
+	return p, nil
+}
+
 // Close stops the proxy.
-func (p *Proxy) Close() error { return p.srv.Close() }
+func (p *Proxy) Close() error {
+	if p.closeTLS != nil {
+		p.closeTLS()
+		return nil
+	}
+	return p.srv.Close()
+}
 
 // Add arms a fault; faults are tried in the order added.
 func (p *Proxy) Add(f Fault) {
@@ -133,6 +166,26 @@ func (p *Proxy) fault(r *http.Request) (Fault, bool) {
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f, faulty := p.fault(r)
+	ctx := r.Context()
+	if faulty && f.Hold > 0 {
+		// Read the body now: the client may be gone when it is forwarded.
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		held := time.NewTimer(f.Hold)
+		select {
+		case <-held.C:
+		case <-ctx.Done():
+			if !f.Land {
+				held.Stop()
+				return
+			}
+			ctx = context.WithoutCancel(ctx)
+			<-held.C
+		}
+	}
 	if faulty && !f.forwards() {
 		if f.RetryAfter != "" {
 			w.Header().Set("Retry-After", f.RetryAfter)
@@ -152,7 +205,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("fault injected: %d", f.Status), f.Status)
 		return
 	}
-	resp, err := p.forward(r)
+	resp, err := p.forward(ctx, r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
@@ -163,18 +216,26 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(resp.StatusCode)
 	if !faulty {
-		_, _ = io.Copy(w, resp.Body)
+		copyFlushing(w, resp.Body)
 		return
 	}
 	p.misbehave(w, resp, f)
 }
 
-func (p *Proxy) forward(r *http.Request) (*http.Response, error) {
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, "http://"+p.target+r.URL.RequestURI(), nil)
+func (p *Proxy) forward(ctx context.Context, r *http.Request) (*http.Response, error) {
+	var body io.Reader
+	if r.ContentLength != 0 {
+		body = r.Body
+	}
+	out, err := http.NewRequestWithContext(ctx, r.Method, p.target+r.URL.RequestURI(), body)
 	if err != nil {
 		return nil, err
 	}
 	out.Header = r.Header.Clone()
+	if p.closeTLS != nil {
+		// The transport authenticates; the client's own credentials stay here.
+		out.Header.Del("Authorization")
+	}
 	return p.client.Do(out)
 }
 
@@ -203,6 +264,27 @@ func (p *Proxy) misbehave(w http.ResponseWriter, resp *http.Response, f Fault) {
 		_, _ = w.Write(body)
 	default:
 		_, _ = io.Copy(w, resp.Body)
+	}
+}
+
+// copyFlushing copies a body as it comes: a watch's events reach the
+// client one by one.
+func copyFlushing(w http.ResponseWriter, body io.Reader) {
+	flusher, _ := w.(http.Flusher)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if err != nil {
+			return
+		}
 	}
 }
 
