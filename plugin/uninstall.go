@@ -69,9 +69,10 @@ exits as the uninstall would.
 
 Each deletion is planned again just before it is made (after the prompt, and after
 waiting for the named packages to go) and made with the package's UID and
-resourceVersion as preconditions: a finding the approved plan did not have (another
-dependent, more live objects) or a package changed or made again since stops the
-uninstall with exit status 4, deleting nothing more.`,
+resourceVersion as preconditions (a resourceVersion moved by status writes alone is
+read again): a finding the approved plan did not have (another dependent, more live
+objects) or a package changed or made again since stops the uninstall with exit
+status 4, deleting nothing more.`,
 		Example: uninstallExample,
 		GroupID: groupCluster,
 		Args: func(c *cobra.Command, args []string) error {

@@ -219,7 +219,7 @@ func TestRequestTimeout(t *testing.T) {
 // TestSetPackageKeepsToThePlan: a change made for the reference a plan
 // read is not made over another writer's newer reference (it says so and
 // changes nothing), but goes through another writer's changes of other
-// fields; the patch carries the resourceVersion it read, so nothing slips
+// fields; the patch tests the UID and reference it read, so nothing slips
 // in between.
 func TestSetPackageKeepsToThePlan(t *testing.T) {
 	l := newLifecycle(t)

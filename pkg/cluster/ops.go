@@ -355,7 +355,13 @@ func (c *Cluster) Activate(ctx context.Context, r *Revision) error {
 	if isFailedTest(err) {
 		return fmt.Errorf("revision %s was deleted and made again since it was read: nothing was changed, plan again", r.Name)
 	}
-	return unanswered(err, "activation of revision "+r.Name, strings.ToLower(r.Kind)+"/"+r.Name)
+	pkg := strings.ToLower(strings.TrimSuffix(r.Kind, "Revision"))
+	if r.Object != nil {
+		if name := r.Object.GetLabels()[r.Object.GroupVersionKind().Group+labelPackageSuffix]; name != "" {
+			pkg += "/" + name
+		}
+	}
+	return unanswered(err, "activation of revision "+r.Name, pkg)
 }
 
 // DeleteExactly deletes the package as it was read (its revisions

@@ -394,3 +394,41 @@ func TestRunningUnderManualActivation(t *testing.T) {
 		t.Errorf("runs %s (current %s)", in.Image, in.Current().Name)
 	}
 }
+
+// TestUninstallNamedExplicitDependencyTakesItsOwn: a dependency installed
+// explicitly but named too goes, and takes the dependencies the package
+// manager installed for it.
+func TestUninstallNamedExplicitDependencyTakesItsOwn(t *testing.T) {
+	leafRepo := "r.example.org/org/provider-leaf"
+	objs := []*unstructured.Unstructured{
+		obj("pkg.crossplane.io/v1", "Configuration", "cfg", map[string]any{"spec": map[string]any{"package": cfgRepo + ":v1.0.0"}}),
+		madeBy("kubectl-xpkg", provider("prov", provRepo+":v1.1.0", "")),
+		madeBy(cluster.PackageManagerFieldManager, provider("leaf", leafRepo+":v1.0.0", "")),
+		lock(
+			map[string]any{"name": "cfg-a", "source": cfgRepo, "version": "v1.0.0",
+				"dependencies": []any{map[string]any{"package": provRepo, "constraints": ">=v1.0.0", "type": "Provider"}}},
+			map[string]any{"name": "prov-b", "source": provRepo, "version": "v1.1.0",
+				"dependencies": []any{map[string]any{"package": leafRepo, "constraints": ">=v1.0.0", "type": "Provider"}}},
+			map[string]any{"name": "leaf-c", "source": leafRepo, "version": "v1.0.0"},
+		),
+	}
+	c, _ := fakeClusterDyn(t, objs...)
+	up, err := (&Uninstall{Cluster: c, WithDependencies: true}).Plan(context.Background(), []string{"configuration/cfg", "provider/prov"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(up.Packages, ","); got != "configuration/cfg,provider/prov,provider/leaf" {
+		t.Errorf("packages %s", got)
+	}
+	if f := findings(up.Plan, RuleExplicitDependency); len(f) != 0 {
+		t.Errorf("findings about what was named: %+v", f)
+	}
+	// Not named, the explicit provider stays, and so does the leaf it needs.
+	up, err = (&Uninstall{Cluster: c, WithDependencies: true}).Plan(context.Background(), []string{"configuration/cfg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(up.Packages, ","); got != "configuration/cfg" || len(findings(up.Plan, RuleExplicitDependency)) != 1 {
+		t.Errorf("packages %s, findings %+v", got, up.Findings)
+	}
+}

@@ -121,16 +121,18 @@ func exclusiveDependencies(lock []cluster.LockPackage, all, named []*cluster.Pac
 		}
 		return all[i]
 	}
+	has := func(list []*cluster.Package, p *cluster.Package) bool {
+		return slices.ContainsFunc(append(slices.Clone(named), list...), func(q *cluster.Package) bool { return q.Name == p.Name && q.Kind == p.Kind })
+	}
+	// What was named goes, however it was installed; of the rest, what the
+	// package manager did not install stays.
 	stays := func(repo string) bool {
 		p := installed(repo)
-		if p == nil {
+		if p == nil || has(nil, p) {
 			return false
 		}
 		origin, _ := cluster.PackageOrigin(p.Object)
 		return origin != cluster.OriginDependency
-	}
-	has := func(list []*cluster.Package, p *cluster.Package) bool {
-		return slices.ContainsFunc(append(slices.Clone(named), list...), func(q *cluster.Package) bool { return q.Name == p.Name && q.Kind == p.Kind })
 	}
 	for _, t := range named {
 		root := cluster.RefRepository(t.Source)
