@@ -38,29 +38,12 @@ const fewCRDs = 16
 // CRDs reads the named CRDs; CRDs that do not exist are left out. A few
 // are read one by one; more with one paged list of the cluster's CRDs,
 // decoded a CRD at a time and without their schemas, so that a provider
-// of 2,000 CRDs costs four requests and megabytes, not gigabytes.
+// of 2,000 CRDs costs four requests and megabytes, not gigabytes. An
+// identity allowed to get CRDs but not to list them (RBAC that names the
+// package's CRDs) reads them one by one as well.
 func (c *Cluster) CRDs(ctx context.Context, names []string) (map[string]*CRD, error) {
-	out := map[string]*CRD{}
 	if len(names) <= fewCRDs {
-		var mu sync.Mutex
-		err := forEach(len(names), fewCRDs, func(i int) error {
-			u, err := c.dyn.Resource(crdResource).Get(ctx, names[i], metav1.GetOptions{})
-			switch {
-			case apierrors.IsNotFound(err):
-				return nil
-			case err != nil:
-				return fmt.Errorf("read CustomResourceDefinition %s: %w", names[i], err)
-			}
-			d, err := toDefinition(u)
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			out[d.Metadata.Name] = crdOf(d)
-			mu.Unlock()
-			return nil
-		})
-		return out, err
+		return c.crdsOneByOne(ctx, names)
 	}
 	want := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -70,15 +53,43 @@ func (c *Cluster) CRDs(ctx context.Context, names []string) (map[string]*CRD, er
 	if err != nil {
 		return nil, err
 	}
+	out := map[string]*CRD{}
 	_, err = src.list(ctx, crdResource, func(d *definitionDoc) {
 		if want[d.Metadata.Name] {
 			out[d.Metadata.Name] = crdOf(d)
 		}
 	})
+	if apierrors.IsForbidden(err) {
+		return c.crdsOneByOne(ctx, names)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list CustomResourceDefinitions: %w", err)
 	}
 	return out, nil
+}
+
+// crdsOneByOne reads the named CRDs with a GET each, fewCRDs at a time.
+func (c *Cluster) crdsOneByOne(ctx context.Context, names []string) (map[string]*CRD, error) {
+	out := map[string]*CRD{}
+	var mu sync.Mutex
+	err := forEach(len(names), fewCRDs, func(i int) error {
+		u, err := c.dyn.Resource(crdResource).Get(ctx, names[i], metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return fmt.Errorf("read CustomResourceDefinition %s: %w", names[i], err)
+		}
+		d, err := toDefinition(u)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		out[d.Metadata.Name] = crdOf(d)
+		mu.Unlock()
+		return nil
+	})
+	return out, err
 }
 
 func crdOf(d *definitionDoc) *CRD {
