@@ -71,10 +71,10 @@ func NewCmdUpgrade(root *Root) *cobra.Command {
 		Use:   "upgrade (NAME|KIND/NAME [VERSION] | --all)",
 		Short: "Point a package at another version, after a plan of what the change would break",
 		Long: `Upgrade changes only the package's spec.package, and only while it still names what
-the plan read: a JSON patch tests the package's UID and reference before replacing the
-reference, so the package manager's status writes or a user's labels never conflict,
-but another writer's change of the reference, or the package made again, stops the
-upgrade with nothing changed (exit status 4). Crossplane's package manager then
+the plan read: a JSON patch tests the package's UID, spec generation and reference
+before replacing the reference, so the package manager's status writes or a user's
+labels never conflict, but another writer's change of the reference or the spec, or
+the package made again, stops the upgrade with nothing changed (exit status 4). Crossplane's package manager then
 creates and activates a new revision. VERSION is a tag, a digest, or a semver constraint (the newest
 matching tag); without it, the newest stable tag above the current version. Tags are
 listed from the registry and ordered by semantic version; pre-releases count only with

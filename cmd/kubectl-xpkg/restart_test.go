@@ -273,4 +273,20 @@ func TestSetPackageKeepsToThePlan(t *testing.T) {
 	if now, _ := c.Get(ctx, "Provider", name); now.Source != "example.org/planned/provider-nop:v0.5.0" {
 		t.Errorf("the refused change left %s", now.Source)
 	}
+	// Another writer's change of the spec (the plan counted on automatic
+	// activation): refused, nothing changed.
+	replanned, err := c.Get(ctx, "Provider", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, "Manual", "spec", "revisionActivationPolicy")
+	})
+	_, err = c.SetPackage(ctx, replanned, "example.org/planned/provider-nop:v0.6.0", false)
+	if !errors.As(err, &ce) || ce.Generations[0] == 0 || !strings.Contains(err.Error(), "spec changed since the change was planned") {
+		t.Fatalf("over another writer's spec: %v", err)
+	}
+	if now, _ := c.Get(ctx, "Provider", name); now.Source != "example.org/planned/provider-nop:v0.5.0" {
+		t.Errorf("the refused change left %s", now.Source)
+	}
 }

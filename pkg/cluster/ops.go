@@ -207,15 +207,15 @@ func (c *Cluster) Lock(ctx context.Context) ([]LockPackage, error) {
 }
 
 // SetPackage points a package at ref, provided it still points where p
-// (read when the change was planned) says. The JSON patch tests the
-// object's UID and its reference as just read before replacing the
-// reference, and the API server applies it to the object as stored, all
-// at once: no write can slip in between unseen, and another writer's
-// change of other fields (the package manager's status, a user's labels,
-// a controller rewriting them in a hot loop) neither conflicts nor is
-// lost. A failed test means the reference or the object changed: read
-// again, a changed reference stops the change with a ChangedError, since
-// the plan was made for what it was.
+// (read when the change was planned) says, with the spec it had. The JSON
+// patch tests the object's UID, its spec's generation and its reference
+// as just read before replacing the reference, and the API server applies
+// it to the object as stored, all at once: no write can slip in between
+// unseen, and another writer's change of its status or metadata (the
+// package manager's status, a user's labels, a controller rewriting them
+// in a hot loop) neither conflicts nor is lost. A failed test means the
+// object changed: read again, a changed reference, spec or object stops
+// the change with a ChangedError, since the plan was made for what it was.
 func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun bool) (*Package, error) {
 	rc, err := c.client(p.Kind)
 	if err != nil {
@@ -232,8 +232,19 @@ func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun
 		if err != nil {
 			return err
 		}
-		if now := c.dialect.Read(u).Source; now != p.Source || planned != "" && u.GetUID() != planned {
-			return &ChangedError{Package: strings.ToLower(p.Kind) + "/" + p.Name, Planned: p.Source, Now: now, Replaced: now == p.Source}
+		now := c.dialect.Read(u).Source
+		changed := &ChangedError{Package: strings.ToLower(p.Kind) + "/" + p.Name, Planned: p.Source, Now: now}
+		switch {
+		case now != p.Source:
+			return changed
+		case planned != "" && u.GetUID() != planned:
+			changed.Replaced = true
+			return changed
+		case p.Generation != 0 && u.GetGeneration() != p.Generation:
+			// Its activation policy, runtime config, pull policy: the
+			// plan was made for the spec it read.
+			changed.Generations = [2]int64{p.Generation, u.GetGeneration()}
+			return changed
 		}
 		// Keep the record that the package manager installed it: the
 		// change makes this plugin the field manager of its reference. A
@@ -267,7 +278,8 @@ func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun
 var referenceFields = []string{"package", "source"}
 
 // referencePatch is the JSON patch that makes u's reference what set
-// makes it, provided its UID and reference are still u's.
+// makes it, provided its UID, spec (generation) and reference are still
+// u's.
 func referencePatch(u *unstructured.Unstructured, set func(*unstructured.Unstructured) error) ([]byte, error) {
 	want := u.DeepCopy()
 	if err := set(want); err != nil {
@@ -276,6 +288,9 @@ func referencePatch(u *unstructured.Unstructured, set func(*unstructured.Unstruc
 	ops := []map[string]any{}
 	if uid := u.GetUID(); uid != "" {
 		ops = append(ops, map[string]any{"op": "test", "path": "/metadata/uid", "value": uid})
+	}
+	if gen := u.GetGeneration(); gen != 0 {
+		ops = append(ops, map[string]any{"op": "test", "path": "/metadata/generation", "value": gen})
 	}
 	for _, f := range referenceFields {
 		path := "/spec/" + f
@@ -306,11 +321,17 @@ type ChangedError struct {
 	Package, Planned, Now string
 	// Replaced: deleted and made again, pointing where it did.
 	Replaced bool
+	// Generations: the spec's generation planned for and now, when another
+	// field of the spec changed.
+	Generations [2]int64
 }
 
 func (e *ChangedError) Error() string {
 	if e.Replaced {
 		return fmt.Sprintf("%s was deleted and made again since the change was planned: someone else changed it; nothing was changed, plan again", e.Package)
+	}
+	if e.Generations[0] != 0 {
+		return fmt.Sprintf("%s's spec changed since the change was planned (generation %d, now %d): someone else changed it; nothing was changed, plan again", e.Package, e.Generations[0], e.Generations[1])
 	}
 	return fmt.Sprintf("%s now points at %s, not at %s as when the change was planned: someone else changed it; nothing was changed, plan again", e.Package, e.Now, e.Planned)
 }

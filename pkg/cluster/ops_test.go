@@ -81,10 +81,14 @@ func TestSetPackageBesideAnotherWriter(t *testing.T) {
 		}, changed: "provider/p now points at r.example.org/p:v3, not at r.example.org/p:v1"},
 		"made again": {edit: func(u *unstructured.Unstructured) { u.SetUID("uid-2") },
 			changed: "provider/p was deleted and made again since the change was planned"},
+		"spec": {edit: func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, "Manual", "spec", "revisionActivationPolicy")
+			u.SetGeneration(2) // as the API server does
+		}, changed: "provider/p's spec changed since the change was planned (generation 1, now 2)"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			prov := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "pkg.crossplane.io/v1", "kind": "Provider",
-				"metadata": map[string]any{"name": "p", "uid": "uid-1"}, "spec": map[string]any{"package": "r.example.org/p:v1"}}}
+				"metadata": map[string]any{"name": "p", "uid": "uid-1", "generation": int64(1)}, "spec": map[string]any{"package": "r.example.org/p:v1"}}}
 			dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 				map[schema.GroupVersionResource]string{gvr: "ProviderList"}, prov)
 			cl := NewCluster(dyn, StaticDialect(), "")
