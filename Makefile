@@ -8,6 +8,10 @@ LDFLAGS    := -s -w -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).gitCo
 BIN        := bin/kubectl-xpkg
 # Extra flags for go test, e.g. make test GOTESTFLAGS='-run TestVersion'
 GOTESTFLAGS ?=
+# The Crossplane releases the end-to-end tests run against, each built from
+# its module in hack/crossplane/, e.g. make e2e CROSSPLANE_VERSIONS=v2.4.2
+CROSSPLANE_VERSIONS ?= v2.3.4 v2.4.2
+export CROSSPLANE_VERSIONS
 
 export CGO_ENABLED ?= 0
 
@@ -25,8 +29,8 @@ install: ## Install kubectl-xpkg into $(go env GOBIN) (or GOPATH/bin), where kub
 k8s-bins: ## Build (or reuse cached) kube-apiserver, etcd, kubectl and kube-controller-manager for the local cluster.
 	hack/build-k8s.sh >/dev/null
 
-e2e-bins: ## Build (or reuse cached) the real Crossplane binary the end-to-end tests run.
-	hack/build-crossplane.sh >/dev/null
+e2e-bins: ## Build (or reuse cached) the real Crossplane binaries the end-to-end tests run (CROSSPLANE_VERSIONS).
+	for v in $(CROSSPLANE_VERSIONS); do CROSSPLANE_VERSION=$$v hack/build-crossplane.sh >/dev/null || exit 1; done
 
 registry-bin: ## Build (or reuse cached) the OCI registry (CNCF distribution v3) the tests, the demo and dev-env run.
 	hack/build-registry.sh >/dev/null

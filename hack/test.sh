@@ -8,19 +8,27 @@
 # pkg/testing/crossplane) get an environment of their own, after the others
 # and one package at a time: Crossplane reconciles every package in its
 # cluster, and would fight tests that create packages and fake their status.
+# They run once per Crossplane release in CROSSPLANE_VERSIONS (each built by
+# hack/build-crossplane.sh), each against a fresh environment serving that
+# release's CRDs.
 #
 #   hack/test.sh BINARY     BINARY is the built kubectl-xpkg the black-box tests run
 #   E2E_ONLY=1              only the end-to-end packages (make e2e)
+#   CROSSPLANE_VERSIONS     the releases they run against (default: v2.3.4 v2.4.2)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 binary=$(realpath "${1:?usage: hack/test.sh path/to/kubectl-xpkg}")
 bindir=$(hack/build-k8s.sh)
-# The package manager's tests find the crossplane binary here.
-XPKG_CROSSPLANE_BIN=$(hack/build-crossplane.sh)
+read -r -a releases <<<"${CROSSPLANE_VERSIONS:-v2.3.4 v2.4.2}"
+# The package manager's tests find each release's crossplane binary here.
+declare -A crossplane_bin
+for v in "${releases[@]}"; do
+  crossplane_bin[$v]=$(CROSSPLANE_VERSION=$v hack/build-crossplane.sh)
+done
 XPKG_REGISTRY_BIN=$(hack/build-registry.sh)
-export XPKG_CROSSPLANE_BIN XPKG_REGISTRY_BIN
+export XPKG_REGISTRY_BIN
 
 go build -o _output/bin/devenv ./hack/devenv
 devenv=_output/bin/devenv
@@ -56,7 +64,11 @@ if [ "${E2E_ONLY:-}" != 1 ]; then
   phase "${dirs[0]}" "${others[@]}"
 fi
 if [ ${#with_crossplane[@]} -gt 0 ]; then
-  phase "${dirs[1]}" -p 1 "${with_crossplane[@]}"
+  for v in "${releases[@]}"; do
+    echo "=== end-to-end tests against Crossplane $v" | tee -a "$log"
+    XPKG_CROSSPLANE_VERSION=$v XPKG_CROSSPLANE_BIN=${crossplane_bin[$v]} \
+      phase "${dirs[1]}" -p 1 "${with_crossplane[@]}"
+  done
 fi
 
 # Every parser's fuzz target, for a bounded time each (FUZZTIME).

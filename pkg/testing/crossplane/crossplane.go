@@ -38,7 +38,7 @@ const Namespace = "crossplane-system"
 
 // Options select what Start runs.
 type Options struct {
-	// Version is the Crossplane release; default testenv.DefaultCrossplaneVersion.
+	// Version is the Crossplane release; default DefaultVersion(env).
 	Version string
 	// BinDir holds the crossplane binary; default DefaultBinDir(Version).
 	BinDir string
@@ -113,7 +113,7 @@ func (o Options) withDefaults(env *testenv.Env) (Options, error) {
 		o.Log = io.Discard
 	}
 	if o.Version == "" {
-		o.Version = testenv.DefaultCrossplaneVersion
+		o.Version = DefaultVersion(env)
 	}
 	if o.BinDir == "" {
 		dir, err := DefaultBinDir(o.Version)
@@ -137,6 +137,16 @@ func (o Options) withDefaults(env *testenv.Env) (Options, error) {
 		o.Dir = dir
 	}
 	return o, nil
+}
+
+// DefaultVersion is the Crossplane release to run against env: the one
+// whose CRDs it serves (hack/test.sh starts one environment per release,
+// with $XPKG_CROSSPLANE_VERSION), else testenv.DefaultCrossplaneVersion.
+func DefaultVersion(env *testenv.Env) string {
+	if v := env.CrossplaneVersion; v != "" && v != "none" {
+		return v
+	}
+	return testenv.DefaultCrossplaneVersion
 }
 
 // Stop ends the servers and the stand-in, newest first, removes the
