@@ -104,7 +104,10 @@ func writeDescription(w io.Writer, d *cluster.Description) {
 	fmt.Fprintf(w, "Current revision:   %s\n", orNone(p.CurrentRevision))
 	if r := d.Current(); r != nil {
 		fmt.Fprintf(w, "Current image:      %s\n", cmp.Or(r.Image, r.Version))
-		fmt.Fprintf(w, "Digest:             %s\n", orNone(packageDigest(cluster.RefDigest(r.Image), r.Name)))
+		fmt.Fprintf(w, "Digest:             %s\n", orUnknown(packageDigest(cluster.RefDigest(r.Image), r.Name, p.Generation)))
+		if s := r.RuntimeState(); s != "" {
+			fmt.Fprintf(w, "Runtime:            %s\n", runtimeLine(r))
+		}
 	}
 	fmt.Fprintf(w, "Age:                %s\n", age(p.Created))
 	section(w, "Conditions", len(p.Conditions), func() {
@@ -224,6 +227,20 @@ func writeDependencies(w io.Writer, d *cluster.Description) {
 
 // revisionHealth is the revision's health condition, whatever the
 // generation calls it.
+// runtimeLine is the current revision's RuntimeActive condition (Crossplane
+// v2.4 and later): Active, or why not, with its message.
+func runtimeLine(r *cluster.Revision) string {
+	c := r.Condition(cluster.TypeRuntimeActive)
+	s := r.RuntimeState()
+	if c.Reason == cluster.ReasonAwaitingActivation {
+		return s + " (scaled to zero until one of its managed resource definitions is active)"
+	}
+	if c.Status != "True" && c.Message != "" {
+		return s + " (" + c.Message + ")"
+	}
+	return s
+}
+
 func revisionHealth(r *cluster.Revision) string {
 	for _, t := range []string{"Healthy", "RevisionHealthy"} {
 		if c := r.Condition(t); c != nil {

@@ -21,7 +21,7 @@ import (
 var getExample = `  # List every installed package
   kubectl xpkg get
 
-  # Providers only, with digest, activation policy and runtime config
+  # Providers only, with digest, activation policy, runtime config and runtime state
   kubectl xpkg get providers -o wide
 
   # One package as YAML, or a field of it
@@ -48,8 +48,18 @@ type GetOptions struct {
 func NewCmdGet(root *Root) *cobra.Command {
 	o := &GetOptions{root: root}
 	cmd := &cobra.Command{
-		Use:     "get [KIND] [NAME...]",
-		Short:   "List installed packages with their version, state and current revision",
+		Use:   "get [KIND] [NAME...]",
+		Short: "List installed packages with their version, state and current revision",
+		Long: `Get lists installed packages: NAME, KIND, PACKAGE, VERSION, INSTALLED, HEALTHY,
+REVISION and AGE. -o wide adds:
+
+* DIGEST: the digest the current revision runs, where the digest spec.package pins
+  gives the revision's name (Crossplane up to v2.3 names it after the digest, v2.4 and
+  later after a hash of the digest and the package's generation); else <unknown>
+* ACTIVATION and RUNTIME-CONFIG: the revision activation policy and runtime config
+* RUNTIME: the current revision's RuntimeActive (Crossplane v2.4 and later): Active, or
+  AwaitingActivation while a safe-start provider's runtime is scaled to zero until one
+  of its managed resource definitions is active`,
 		Example: getExample,
 		GroupID: groupCluster,
 		RunE:    runOptions(root, o),
@@ -105,7 +115,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		return missing
 	}
 	if o.Output == "" || o.Output == printers.FormatWide {
-		err = o.table(pkgs)
+		err = o.table(ctx, c, pkgs)
 	} else {
 		err = o.document(pkgs)
 	}
@@ -141,15 +151,20 @@ func (o *GetOptions) fetch(ctx context.Context, c *cluster.Cluster) ([]*cluster.
 	return out, nil
 }
 
-func (o *GetOptions) table(pkgs []*cluster.Package) error {
+func (o *GetOptions) table(ctx context.Context, c *cluster.Cluster, pkgs []*cluster.Package) error {
 	if len(pkgs) == 0 {
 		fmt.Fprintln(o.root.IOStreams.ErrOut, "No packages found.")
 		return nil
 	}
 	header := []string{"NAME", "KIND", "PACKAGE", "VERSION", "INSTALLED", "HEALTHY", "REVISION", "AGE"}
 	wide := o.Output == printers.FormatWide
+	var revs map[*cluster.Package]*cluster.Revision
 	if wide {
-		header = append(header, "DIGEST", "ACTIVATION", "RUNTIME-CONFIG")
+		header = append(header, "DIGEST", "ACTIVATION", "RUNTIME-CONFIG", "RUNTIME")
+		var err error
+		if revs, err = c.CurrentRevisions(ctx, pkgs); err != nil {
+			return err
+		}
 	}
 	t := printers.NewTable(header...)
 	t.NoHeaders = o.NoHeaders
@@ -157,7 +172,7 @@ func (o *GetOptions) table(pkgs []*cluster.Package) error {
 		row := []string{p.Name, p.Kind, cluster.RefRepository(p.Source), p.Version,
 			conditionStatus(p, cluster.TypeInstalled), conditionStatus(p, cluster.TypeHealthy), orNone(p.CurrentRevision), age(p.Created)}
 		if wide {
-			row = append(row, orNone(packageDigest(p.Digest, p.CurrentRevision)), orNone(p.ActivationPolicy), orNone(p.RuntimeConfig))
+			row = append(row, orUnknown(packageDigest(p.Digest, p.CurrentRevision, p.Generation)), orNone(p.ActivationPolicy), orNone(p.RuntimeConfig), orNone(runtimeState(revs[p])))
 		}
 		t.Row(row...)
 	}
@@ -219,18 +234,15 @@ func conditionStatus(p *cluster.Package, t string) string {
 	return "Unknown"
 }
 
-// packageDigest is the digest a revision runs: the pinned digest in full
-// when the revision was made from it, else the 12 hex digits of the image
-// digest that the package manager puts at the end of revision names.
-func packageDigest(pinned, rev string) string {
-	short := cluster.RevisionDigest(rev)
-	switch {
-	case short == "":
-		return ""
-	case strings.HasPrefix(pinned, "sha256:"+short):
-		return pinned
+// packageDigest is the digest a revision runs, when one at hand (the pin)
+// is verified against the revision's name (cluster.RevisionMadeFrom); ""
+// otherwise: from Crossplane v2.4 a revision's name is a hash of the digest
+// and the package's generation, no longer the digest's first digits.
+func packageDigest(digest, rev string, generation int64) string {
+	if digest != "" && cluster.RevisionMadeFrom(rev, digest, generation) {
+		return digest
 	}
-	return "sha256:" + short + "…"
+	return ""
 }
 
 func age(t time.Time) string {
@@ -238,6 +250,22 @@ func age(t time.Time) string {
 		return "<unknown>"
 	}
 	return duration.HumanDuration(time.Since(t))
+}
+
+// runtimeState is the RuntimeActive state of a revision (Crossplane v2.4
+// and later), "" without one.
+func runtimeState(r *cluster.Revision) string {
+	if r == nil {
+		return ""
+	}
+	return r.RuntimeState()
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "<unknown>"
+	}
+	return s
 }
 
 func orNone(s string) string {

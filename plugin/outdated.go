@@ -60,6 +60,12 @@ always stable. A package pinned by digest (repository:tag@sha256:...) cannot dri
 but still shows a newer tag. -o wide adds the digest each package runs and the
 constraints that hold WANTED below LATEST.
 
+No field records the digest a revision runs; its name derives from it: up to
+Crossplane v2.3 the digest's first 12 hex digits, from v2.4 those of
+sha256("<digest hex>|<package generation>"). A digest (the pin, or the tag's) is shown,
+and DRIFT decided, by checking it against the name under both namings; where no
+digest is at hand it is <unknown>.
+
 It lists the packages (one request per package kind), reads the Lock once, and each
 distinct repository once: its tags, and the digest of the tag its packages run, a
 few repositories at a time, with the packages' pull secrets. A repository that
@@ -142,9 +148,9 @@ func (o *OutdatedOptions) print(items []*lifecycle.Item) error {
 	}
 	t := printers.NewTable(header...)
 	for _, it := range items {
-		row := []string{it.Name, it.Kind, shortDigest(it.Current), orUnknown(it, it.Wanted), orUnknown(it, it.Latest), driftMark(it)}
+		row := []string{it.Name, it.Kind, shortDigest(it.Current), ifRead(it, it.Wanted), ifRead(it, it.Latest), driftMark(it)}
 		if wide {
-			row = append(row, cluster.RefRepository(it.Package), orNone(runningDigest(it)), orNone(heldBy(it)))
+			row = append(row, cluster.RefRepository(it.Package), orUnknown(it.Digest), orNone(heldBy(it)))
 		}
 		t.Row(row...)
 	}
@@ -168,7 +174,7 @@ func unreadError(items []*lifecycle.Item) error {
 	return exit.WithCode(1, fmt.Errorf("%s", strings.Join(errs, "; ")))
 }
 
-func orUnknown(it *lifecycle.Item, s string) string {
+func ifRead(it *lifecycle.Item, s string) string {
 	if it.Error != "" {
 		return "<unknown>"
 	}
@@ -183,22 +189,10 @@ func driftMark(it *lifecycle.Item) string {
 		return "pinned"
 	case it.Drifted:
 		return "yes"
-	case it.TagDigest == "" || it.RevisionDigest == "":
+	case !it.DriftKnown():
 		return "<unknown>"
 	}
 	return "no"
-}
-
-// runningDigest is the digest the package runs, in full when known, else
-// the 12 hex digits its revision's name carries.
-func runningDigest(it *lifecycle.Item) string {
-	if it.Digest != "" {
-		return it.Digest
-	}
-	if it.RevisionDigest != "" {
-		return "sha256:" + it.RevisionDigest + "…"
-	}
-	return ""
 }
 
 func heldBy(it *lifecycle.Item) string {

@@ -47,9 +47,16 @@ func NewCmdRollback(root *Root) *cobra.Command {
 		Short: "Point a package back at the version of an earlier revision, after a plan",
 		Long: `Rollback points the package's spec.package back at the image of its previous
 revision (the newest older one with another image), or of the revision --to-revision
-names, among those Crossplane keeps (spec.revisionHistoryLimit, 1 by default).
-Crossplane cannot re-activate an old revision by itself; pointing the package back at
-its image makes the package manager activate it again.
+names (its name, or its number as kubectl xpkg describe lists it), among those Crossplane
+keeps (spec.revisionHistoryLimit, 1 by default). Crossplane cannot re-activate an old
+revision by itself; pointing the package back at its image makes the package manager
+answer, as each release does:
+
+* Crossplane up to v2.3 names a revision after its image's digest: it reuses the old
+  revision, activates it and renumbers it as the newest.
+* Crossplane v2.4 and later name a revision after the digest and the package's
+  generation, which the rollback moves on: they make a new revision of the old image,
+  numbered as the newest, and garbage-collect the oldest past the history limit.
 
 A rollback is planned like an upgrade (see kubectl xpkg upgrade --help): going back can
 drop a version objects are stored at too (stored-version-dropped), and dependents'

@@ -76,7 +76,7 @@ func TestUpgradeManualActivation(t *testing.T) {
 		t.Errorf("the refused upgrade changed spec.package to %s", src)
 	}
 	r = x.Run("upgrade", "function/"+name, "v0.10.8").Succeeds(t)
-	contains(t, "manual", r.Stderr, "INFO     function/"+name+" activates revisions by hand: the new revision will wait until activated (pass --activate) [manual-activation]")
+	contains(t, "manual", r.Stderr, "INFO     function/"+name+" activates revisions by hand: the new revision waits until activated (pass --activate); from Crossplane v2.4 any edit of its spec does the same, not only a new package reference [manual-activation]")
 	r = x.Run("upgrade", name, "v0.9.0", "--activate").Succeeds(t) // back to the first, inactive since
 	oldRev := pkgmanager.RevisionName(name, old)
 	contains(t, "activate", r.Stdout, "revision "+oldRev+" activated")

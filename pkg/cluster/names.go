@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -83,9 +86,12 @@ func Pin(ref, digest string) string {
 	return base + "@" + digest
 }
 
-// RevisionDigest is the start of the image digest that the package
-// manager puts at the end of a revision's name (12 hex digits), or "".
-func RevisionDigest(rev string) string {
+// RevisionID is the identifier the package manager puts at the end of a
+// revision's name (12 hex digits), or "". Up to Crossplane v2.3 it is the
+// start of the image digest; from v2.4 it is the start of a hash of the
+// digest and the package's generation, which no field records: only
+// RevisionMadeFrom tells whether it comes from a given digest.
+func RevisionID(rev string) string {
 	i := strings.LastIndexByte(rev, '-')
 	if i < 0 || len(rev)-i-1 != 12 {
 		return ""
@@ -96,4 +102,40 @@ func RevisionDigest(rev string) string {
 		}
 	}
 	return rev[i+1:]
+}
+
+// maxGenerations bounds the generations RevisionMadeFrom tries: a package
+// edited more often than this is checked against its newest ones.
+const maxGenerations = 1 << 14
+
+// RevisionMadeFrom reports whether the package manager names a revision
+// rev when it installs the image of digest (algorithm:hex) for a package
+// whose metadata.generation is, or was, at most generation, under the
+// naming of either Crossplane release line:
+//   - up to v2.3: <package>-<first 12 hex digits of the digest>;
+//   - v2.4 and later: <package>-<first 12 hex digits of
+//     sha256("<digest hex>|<generation>")>, the package's generation when
+//     the revision was made (crossplane#7473).
+func RevisionMadeFrom(rev, digest string, generation int64) bool {
+	id := RevisionID(rev)
+	_, dh, ok := strings.Cut(digest, ":")
+	if id == "" || !ok || len(dh) < len(id) {
+		return false
+	}
+	if strings.HasPrefix(dh, id) {
+		return true
+	}
+	for g := generation; g >= 1 && g > generation-maxGenerations; g-- {
+		if RevisionIDAt(dh, g) == id {
+			return true
+		}
+	}
+	return false
+}
+
+// RevisionIDAt is the revision identifier Crossplane v2.4 and later derive
+// from an image digest's hex digits and the package's generation.
+func RevisionIDAt(digestHex string, generation int64) string {
+	sum := sha256.Sum256([]byte(digestHex + "|" + strconv.FormatInt(generation, 10)))
+	return hex.EncodeToString(sum[:6])
 }

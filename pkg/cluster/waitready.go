@@ -38,7 +38,7 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time
 		if want != "" && p.Source != want {
 			return true, &MovedError{Package: what, Want: want, Now: p.Source}
 		}
-		c.reportRevisions(w, p, pr)
+		revs := c.reportRevisions(w, p, pr)
 		r := c.dialect.Readiness(p)
 		if r.Terminal != nil {
 			return true, fmt.Errorf("%s failed: %s", what, describeCondition(r.Terminal))
@@ -48,9 +48,15 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time
 				pr.say("%s: %s", what, describeCondition(cnd))
 			}
 		}
+		if err := inactiveByHand(p, revs); err != nil {
+			return true, err
+		}
 		pending = r.Pending
 		if !r.Ready {
 			return false, nil
+		}
+		if p.AwaitsActivation() {
+			pr.say("%s", AwaitingActivationNote(what))
 		}
 		pending = c.dependenciesPending(w, p, pr)
 		return len(pending) == 0, nil
@@ -68,18 +74,23 @@ func (e *MovedError) Error() string {
 	return fmt.Sprintf("%s now points at %s, not at %s: someone else changed it while waiting, so its conditions no longer tell of this change; see kubectl xpkg describe %s", e.Package, e.Now, e.Want, e.Package)
 }
 
-// reportRevisions prints the revisions of p as they appear.
-func (c *Cluster) reportRevisions(w *watcher, p *Package, pr *progress) {
+// reportRevisions prints the revisions of p as they appear, and returns
+// them.
+func (c *Cluster) reportRevisions(w *watcher, p *Package, pr *progress) []*Revision {
 	rk := c.dialect.RevisionKind(p.Kind)
 	if rk == "" {
-		return
+		return nil
 	}
+	var revs []*Revision
 	for _, u := range w.list(rk) {
 		if !c.dialect.IsRevisionOf(p, u) {
 			continue
 		}
-		pr.revision(strings.ToLower(p.Kind)+"/"+p.Name, c.dialect.ReadRevision(u))
+		r := c.dialect.ReadRevision(u)
+		pr.revision(strings.ToLower(p.Kind)+"/"+p.Name, r)
+		revs = append(revs, r)
 	}
+	return revs
 }
 
 // revision reports a revision the first time it is seen (created, if that

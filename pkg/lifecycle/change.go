@@ -97,8 +97,8 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 	if err := c.planLock(ctx, p, in, res.Meta, target); err != nil {
 		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 	}
+	running := c.Cluster.CrossplaneVersion(ctx, c.XPNamespace)
 	if res.Meta != nil {
-		running := c.Cluster.CrossplaneVersion(ctx, c.XPNamespace)
 		if f := crossplaneVersionFinding(res.Meta.Crossplane, running, target); f != nil {
 			p.add(*f)
 		}
@@ -107,9 +107,12 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 	if f := downgradeFinding(action, refVersion(in.Image), refVersion(target)); f != nil && in.Running() != nil {
 		p.add(*f)
 	}
-	if pkg.ActivationPolicy == "Manual" && !c.Activate {
-		p.add(Finding{Rule: RuleManualActivation, Severity: Info, Object: p.Package,
-			Message: fmt.Sprintf("%s activates revisions by hand: the new revision will wait until activated (pass --activate)", p.Package)})
+	manual := pkg.ActivationPolicy == "Manual" && !c.Activate
+	if manual {
+		p.add(manualActivationFinding(p.Package, in.Running(), running))
+	}
+	if f := runtimeRestartFinding(pkg, in.Running(), manual); f != nil {
+		p.add(*f)
 	}
 	p.add(breakingFindings(res.Report)...)
 	return p, nil

@@ -432,3 +432,36 @@ func TestUninstallNamedExplicitDependencyTakesItsOwn(t *testing.T) {
 		t.Errorf("packages %s, findings %+v", got, up.Findings)
 	}
 }
+
+// TestReleaseFindings: what a change of a package under Manual activation
+// does depends on the running Crossplane, and a provider's or function's
+// activated change restarts its runtime; a configuration has none.
+func TestReleaseFindings(t *testing.T) {
+	run := &cluster.Revision{Name: "fn-0123456789ab", DesiredState: "Active"}
+	for _, tc := range []struct {
+		crossplane string
+		run        *cluster.Revision
+		want, not  string
+	}{
+		{"v2.4.2", run, "Crossplane deactivates its running revision fn-0123456789ab at once and function/fn runs nothing until the new revision is activated (pass --activate); on Crossplane v2.4.2, running here, any edit of its spec does the same", ""},
+		{"v2.3.4", run, "Crossplane deactivates its running revision fn-0123456789ab at once", "edit of its spec"},
+		{"", run, "; from Crossplane v2.4 any edit of its spec does the same", ""},
+		{"v2.3.4", nil, "function/fn activates revisions by hand: the new revision waits until activated (pass --activate)", "deactivates"},
+	} {
+		f := manualActivationFinding("function/fn", tc.run, tc.crossplane)
+		if f.Rule != RuleManualActivation || f.Severity != Info || !strings.Contains(f.Message, tc.want) || tc.not != "" && strings.Contains(f.Message, tc.not) {
+			t.Errorf("on Crossplane %q: %+v", tc.crossplane, f)
+		}
+	}
+	for _, tc := range []struct {
+		kind   string
+		run    *cluster.Revision
+		manual bool
+		want   bool
+	}{{"Provider", run, false, true}, {"Function", run, false, true}, {"Configuration", run, false, false}, {"Provider", run, true, false}, {"Provider", nil, false, false}} {
+		f := runtimeRestartFinding(&cluster.Package{Kind: tc.kind, Name: "p"}, tc.run, tc.manual)
+		if (f != nil) != tc.want || f != nil && (f.Rule != RuleRuntimeRestart || !strings.Contains(f.Message, "deletes the Deployment of its running revision fn-0123456789ab")) {
+			t.Errorf("%s, manual %v: %+v", tc.kind, tc.manual, f)
+		}
+	}
+}

@@ -34,12 +34,12 @@ type Item struct {
 	Drifted bool `json:"drifted"`
 	// Pinned: the reference names a digest, so the tag cannot drift.
 	Pinned bool `json:"pinned,omitempty"`
-	// Digest is the digest the active revision runs, when known in full;
-	// RevisionDigest its first 12 hex digits, from the revision's name;
-	// TagDigest what the running tag names now.
-	Digest         string `json:"digest,omitempty"`
-	RevisionDigest string `json:"revisionDigest,omitempty"`
-	TagDigest      string `json:"tagDigest,omitempty"`
+	// Digest is the digest the active revision runs, when a digest at
+	// hand (the pin, or TagDigest) is verified against the revision's
+	// name (cluster.RevisionMadeFrom); TagDigest is what the running tag
+	// names now.
+	Digest    string `json:"digest,omitempty"`
+	TagDigest string `json:"tagDigest,omitempty"`
 	// Revision is the active revision.
 	Revision string `json:"revision,omitempty"`
 	// HeldBy are the dependents' constraints that keep Wanted below a
@@ -116,13 +116,18 @@ func running(p *cluster.Package, lock []cluster.LockPackage) *Item {
 			it.Current = lp.Version
 		}
 	}
-	it.RevisionDigest = cluster.RevisionDigest(it.Revision)
 	// Pinned when what runs is the reference, and a digest pins it.
 	it.Pinned = p.Digest != "" && it.Current == p.Version
-	if d := p.Digest; it.Pinned && strings.HasPrefix(strings.TrimPrefix(d, "sha256:"), it.RevisionDigest) {
-		it.Digest = d
+	if it.Pinned && cluster.RevisionMadeFrom(it.Revision, p.Digest, p.Generation) {
+		it.Digest = p.Digest
 	}
 	return it
+}
+
+// DriftKnown tells whether Drifted is known: the tag's digest was read
+// and the active revision's name carries an identifier to check it against.
+func (it *Item) DriftKnown() bool {
+	return it.Error == "" && !it.Pinned && it.TagDigest != "" && cluster.RevisionID(it.Revision) != ""
 }
 
 // activeEntry is the package's Lock entry: the Lock lists active revisions
@@ -193,9 +198,8 @@ func (o *Outdated) readRegistries(ctx context.Context, items []*Item) error {
 				continue
 			}
 			it.TagDigest = r.digests[it.Current]
-			if it.TagDigest != "" && it.RevisionDigest != "" {
-				hex := strings.TrimPrefix(it.TagDigest, "sha256:")
-				it.Drifted = !strings.HasPrefix(hex, it.RevisionDigest)
+			if it.DriftKnown() {
+				it.Drifted = !cluster.RevisionMadeFrom(it.Revision, it.TagDigest, it.pkg.Generation)
 				if !it.Drifted {
 					it.Digest = it.TagDigest
 				}

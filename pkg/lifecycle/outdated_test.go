@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/pkgmanager"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
@@ -59,12 +60,32 @@ func withPullSecret(u *unstructured.Unstructured, name string) *unstructured.Uns
 	return u
 }
 
-// revName is the package manager's revision name for a digest.
+// revName is the package manager's revision name for a digest (Crossplane
+// v2.3's, for a package at its first generation).
 func revName(pkg, digest string) string {
-	return pkg + "-" + strings.TrimPrefix(digest, "sha256:")[:12]
+	return pkgmanager.RevisionNameFor(pkgmanager.V23, pkg, strings.TrimPrefix(digest, "sha256:"), 1)
 }
 
+// TestOutdated runs under the revision names of both release lines:
+// v2.4's hash the digest with the package's generation, which no field
+// holds, so a digest is verified against the name, not read from it.
 func TestOutdated(t *testing.T) {
+	for _, rel := range pkgmanager.Releases {
+		t.Run(string(rel), func(t *testing.T) { testOutdated(t, rel) })
+	}
+}
+
+func testOutdated(t *testing.T, rel pkgmanager.Release) {
+	// Packages at generation 3: edited twice since their revision was
+	// made at generation 2.
+	revName := func(pkg, digest string) string {
+		return pkgmanager.RevisionNameFor(rel, pkg, strings.TrimPrefix(digest, "sha256:"), 2)
+	}
+	pkgObj := func(kind, name, ref, rev string) *unstructured.Unstructured {
+		u := pkgObj(kind, name, ref, rev)
+		u.SetGeneration(3)
+		return u
+	}
 	reg := newRegistry(t)
 	h := reg.host
 	// provider-a: v1.0.0 runs; v1.1.0 and a pre-release are newer.

@@ -32,6 +32,7 @@ const (
 	RuleDependencyConstraint = "dependency-constraint"
 	RuleDowngrade            = "downgrade"
 	RuleManualActivation     = "manual-activation"
+	RuleRuntimeRestart       = "runtime-restart"
 	RuleDependents           = "dependents"
 	RuleBreakingChange       = "breaking-change"
 	RuleNoChange             = "no-change"

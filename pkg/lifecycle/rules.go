@@ -128,6 +128,49 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
+// manualActivationFinding says what a change of a package under Manual
+// activation does: every Crossplane v2 release deactivates every revision
+// but the one the package's spec now makes, whatever the activation policy,
+// so the running revision stops at once and nothing runs until the new one
+// is activated; from v2.4 a revision is made for every spec edit, not only
+// for a new reference.
+func manualActivationFinding(pkg string, run *cluster.Revision, crossplane string) Finding {
+	msg := fmt.Sprintf("%s activates revisions by hand: the new revision waits until activated (pass --activate)", pkg)
+	if run != nil {
+		msg = fmt.Sprintf("%s activates revisions by hand: Crossplane deactivates its running revision %s at once and %s runs nothing until the new revision is activated (pass --activate)", pkg, run.Name, pkg)
+	}
+	switch v24, known := fromV24(crossplane); {
+	case known && v24:
+		msg += fmt.Sprintf("; on Crossplane %s, running here, any edit of its spec does the same, not only a new package reference", crossplane)
+	case !known:
+		msg += "; from Crossplane v2.4 any edit of its spec does the same, not only a new package reference"
+	}
+	return Finding{Rule: RuleManualActivation, Severity: Info, Object: pkg, Message: msg}
+}
+
+// runtimeRestartFinding says that a change of a provider or function
+// restarts its runtime: each revision runs in a Deployment of its own,
+// which Crossplane deletes when it deactivates the revision. Under Manual
+// activation without --activate nothing starts (manualActivationFinding).
+func runtimeRestartFinding(p *cluster.Package, run *cluster.Revision, manual bool) *Finding {
+	if manual || run == nil || (p.Kind != "Provider" && p.Kind != "Function") {
+		return nil
+	}
+	kn := KindName(p)
+	return &Finding{Rule: RuleRuntimeRestart, Severity: Info, Object: kn,
+		Message: fmt.Sprintf("%s's runtime restarts: Crossplane deletes the Deployment of its running revision %s and starts the new revision's; until its pods are ready, nothing reconciles what %s manages", kn, run.Name, kn)}
+}
+
+// fromV24 reports whether a Crossplane version is v2.4 or later, and
+// whether that is known at all.
+func fromV24(version string) (v24, known bool) {
+	v, err := semver.NewVersion(version)
+	if err != nil {
+		return false, false
+	}
+	return !v.LessThan(semver.MustParse("v2.4.0-0")), true
+}
+
 // crossplaneVersionFinding checks the target's spec.crossplane.version
 // against the running Crossplane ("" when unknown).
 func crossplaneVersionFinding(constraint, running, target string) *Finding {

@@ -7,6 +7,15 @@
 // package's behaviour can be scripted: healthy, failing, never healthy,
 // with dependencies. It answers only the packages a test hands it with
 // Manage, so that tests sharing one API server do not disturb each other.
+//
+// It plays either release line (Release): up to v2.3 a revision is named
+// after the image and reused when the package goes back to it; from v2.4 it
+// is named after the image and the package's generation, so every spec
+// edit makes a new revision, and the oldest past revisionHistoryLimit are
+// deleted (the v2.3 stand-in keeps them all, as revisionHistoryLimit: 0
+// would). Under both, every revision but the current one is deactivated,
+// and a package whose current revision is inactive reports Installed=False
+// (InactivePackageRevision) until someone activates it.
 package pkgmanager
 
 import (
@@ -14,6 +23,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +46,14 @@ type Behaviour struct {
 	Delay time.Duration
 	// DependsOn are written to the Lock as the package's dependencies.
 	DependsOn []Dependency
+	// AwaitingActivation answers for a safe-start provider none of whose
+	// managed resource definitions is active: the v2.4 manager scales its
+	// runtime to zero, says so in the revision's RuntimeActive condition
+	// and reports the package Healthy with that reason.
+	AwaitingActivation bool
+
+	// inactive answers for a package whose current revision is inactive.
+	inactive bool
 }
 
 // Dependency is a Lock dependency.
@@ -50,8 +69,24 @@ type Dependency struct {
 
 var group = "pkg.crossplane.io"
 
+// Release is the Crossplane release line the stand-in plays.
+type Release string
+
+// The release lines whose package managers differ in what tests see.
+const (
+	// V23: revisions named <package>-<first 12 hex of the digest>.
+	V23 Release = "v2.3"
+	// V24: revisions named <package>-<first 12 hex of
+	// sha256("<digest hex>|<generation>")> (crossplane#7473).
+	V24 Release = "v2.4"
+)
+
+// Releases are the release lines tests run against, oldest first.
+var Releases = []Release{V23, V24}
+
 // Manager is the stand-in package manager.
 type Manager struct {
+	release   Release
 	dyn       dynamic.Interface
 	mu        sync.Mutex
 	behaviour map[string]Behaviour // by package name
@@ -60,17 +95,33 @@ type Manager struct {
 	done      chan struct{}
 }
 
-// Start watches the cluster's packages until Stop.
-func Start(dyn dynamic.Interface) (*Manager, error) {
+// Start watches the cluster's packages until Stop, playing Crossplane v2.3.
+func Start(dyn dynamic.Interface) (*Manager, error) { return StartRelease(dyn, V23) }
+
+// StartRelease watches the cluster's packages until Stop, playing the
+// package manager of release.
+func StartRelease(dyn dynamic.Interface, release Release) (*Manager, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &Manager{dyn: dyn, behaviour: map[string]Behaviour{}, cancel: cancel, done: make(chan struct{})}
+	m := &Manager{release: release, dyn: dyn, behaviour: map[string]Behaviour{}, cancel: cancel, done: make(chan struct{})}
 	f := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	for _, kind := range []string{"providers", "configurations", "functions"} {
 		gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: kind}
 		_, err := f.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(o any) { m.reconcile(ctx, o) },
-			UpdateFunc: func(_, o any) { m.reconcile(ctx, o) },
+			AddFunc:    func(o any) { m.reconcile(ctx, o, false) },
+			UpdateFunc: func(_, o any) { m.reconcile(ctx, o, false) },
 			DeleteFunc: func(o any) { m.collect(ctx, o) },
+		})
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		// A revision activated or deactivated by someone else: the
+		// package manager answers its package again, as Crossplane does
+		// for the revisions its packages own.
+		rgvr := gvr
+		rgvr.Resource = strings.TrimSuffix(kind, "s") + "revisions"
+		_, err = f.ForResource(rgvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(old, o any) { m.revisionChanged(ctx, gvr, old, o) },
 		})
 		if err != nil {
 			cancel()
@@ -109,11 +160,45 @@ func (m *Manager) script(name string) (Behaviour, bool) {
 	return b, ok
 }
 
-// RevisionName is the manager's revision naming rule when it resolves no
-// digests: a hash of the image reference stands for the image digest.
+// RevisionName is the v2.3 manager's revision naming rule when it resolves
+// no digests: a hash of the image reference stands for the image digest.
 func RevisionName(pkgName, image string) string {
+	return friendlyID(pkgName, imageHex(image))
+}
+
+// imageHex stands for the digest of an image whose digest is not resolved.
+func imageHex(image string) string {
 	sum := sha256.Sum256([]byte(image))
-	return friendlyID(pkgName, hex.EncodeToString(sum[:]))
+	return hex.EncodeToString(sum[:])
+}
+
+// Release is the release line the manager plays.
+func (m *Manager) Release() Release { return m.release }
+
+// RevisionName is the name the manager gives the revision of image for the
+// package called pkgName at generation (which only v2.4 names count).
+func (m *Manager) RevisionName(pkgName, image string, generation int64) string {
+	m.mu.Lock()
+	resolve := m.digest
+	m.mu.Unlock()
+	h := imageHex(image)
+	if resolve != nil {
+		if d, ok := resolve(image); ok && len(d) > len("sha256:")+12 {
+			h = d[len("sha256:"):]
+		}
+	}
+	return RevisionNameFor(m.release, pkgName, h, generation)
+}
+
+// RevisionNameFor is the name release gives the revision of an image whose
+// digest's hex digits are digestHex, for the package called pkgName at
+// generation (which only v2.4 names count).
+func RevisionNameFor(release Release, pkgName, digestHex string, generation int64) string {
+	if release == V24 {
+		sum := sha256.Sum256([]byte(digestHex + "|" + strconv.FormatInt(generation, 10)))
+		digestHex = hex.EncodeToString(sum[:])
+	}
+	return friendlyID(pkgName, digestHex)
 }
 
 // friendlyID is the package manager's revision name: the package name
@@ -132,18 +217,6 @@ func (m *Manager) ResolveDigests(resolve func(image string) (string, bool)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.digest = resolve
-}
-
-func (m *Manager) revisionName(pkgName, image string) string {
-	m.mu.Lock()
-	resolve := m.digest
-	m.mu.Unlock()
-	if resolve != nil {
-		if d, ok := resolve(image); ok && len(d) > len("sha256:")+12 {
-			return friendlyID(pkgName, d[len("sha256:"):])
-		}
-	}
-	return RevisionName(pkgName, image)
 }
 
 func asObject(o any) *unstructured.Unstructured {

@@ -2,6 +2,7 @@ package pkgmanager
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,8 +13,10 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 )
 
-// reconcile answers a package whose status does not yet describe its spec.
-func (m *Manager) reconcile(ctx context.Context, o any) {
+// reconcile answers a package whose status does not yet describe its spec
+// (or, with again, one whose revision someone else activated or
+// deactivated).
+func (m *Manager) reconcile(ctx context.Context, o any, again bool) {
 	u := asObject(o)
 	if u == nil || u.GetDeletionTimestamp() != nil {
 		return
@@ -21,7 +24,7 @@ func (m *Manager) reconcile(ctx context.Context, o any) {
 	image, _, _ := unstructured.NestedString(u.Object, "spec", "package")
 	ident, _, _ := unstructured.NestedString(u.Object, "status", "currentIdentifier")
 	observed := observedGeneration(u)
-	if ident == image && observed == u.GetGeneration() {
+	if ident == image && observed == u.GetGeneration() && !again {
 		return
 	}
 	b, ok := m.script(u.GetName())
@@ -50,10 +53,38 @@ func observedGeneration(u *unstructured.Unstructured) int64 {
 	return 0
 }
 
+// revisionChanged answers the package of a revision whose desired state
+// someone changed.
+func (m *Manager) revisionChanged(ctx context.Context, pkgs schema.GroupVersionResource, old, o any) {
+	before, after := asObject(old), asObject(o)
+	if before == nil || after == nil {
+		return
+	}
+	was, _, _ := unstructured.NestedString(before.Object, "spec", "desiredState")
+	now, _, _ := unstructured.NestedString(after.Object, "spec", "desiredState")
+	name := after.GetLabels()[group+"/package"]
+	if was == now || name == "" {
+		return
+	}
+	if _, ok := m.script(name); !ok {
+		return
+	}
+	if pkg, err := m.dyn.Resource(pkgs).Get(ctx, name, metav1.GetOptions{}); err == nil {
+		m.reconcile(ctx, pkg, true)
+	}
+}
+
 func (m *Manager) answer(ctx context.Context, u *unstructured.Unstructured, image string, b Behaviour) error {
-	rev := m.revisionName(u.GetName(), image)
+	rev := m.RevisionName(u.GetName(), image, u.GetGeneration())
 	if b.Fail == "" {
-		if err := m.ensureRevision(ctx, u, rev, image); err != nil {
+		active, err := m.ensureRevision(ctx, u, rev, image)
+		if err != nil {
+			return err
+		}
+		if !active {
+			return m.setStatus(ctx, u, rev, image, Behaviour{inactive: true})
+		}
+		if err := m.setRevisionStatus(ctx, u.GetKind(), rev, b); err != nil {
 			return err
 		}
 		if err := m.lock(ctx, u.GetKind(), rev, image, b.DependsOn); err != nil {
@@ -75,27 +106,41 @@ func resource(kind string) schema.GroupVersionResource {
 }
 
 // ensureRevision creates the revision for image and makes it the only
-// active one, numbering it after the package's earlier revisions.
-func (m *Manager) ensureRevision(ctx context.Context, pkg *unstructured.Unstructured, name, image string) error {
+// active one under Automatic activation (under Manual every other one is
+// deactivated all the same), numbering it after the package's earlier
+// revisions; it reports whether the revision is active. The v2.4 manager
+// deletes the oldest revisions past revisionHistoryLimit.
+func (m *Manager) ensureRevision(ctx context.Context, pkg *unstructured.Unstructured, name, image string) (bool, error) {
 	rc := m.dyn.Resource(resource(pkg.GetKind() + "Revision"))
 	sel := metav1.ListOptions{LabelSelector: group + "/package=" + pkg.GetName()}
 	list, err := rc.List(ctx, sel)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var n int64
 	var existing *unstructured.Unstructured
 	for i := range list.Items {
 		r := &list.Items[i]
+		if orphan(r, pkg) {
+			// A revision of an earlier package of that name, which
+			// garbage collection would have deleted with it.
+			if err := rc.Delete(ctx, r.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return false, err
+			}
+			continue
+		}
 		v, _, _ := unstructured.NestedInt64(r.Object, "spec", "revision")
 		n = max(n, v)
 		if r.GetName() == name {
 			existing = r
 			continue
 		}
+		if s, _, _ := unstructured.NestedString(r.Object, "spec", "desiredState"); s == "Inactive" {
+			continue
+		}
 		_ = unstructured.SetNestedField(r.Object, "Inactive", "spec", "desiredState")
 		if _, err := rc.Update(ctx, r, metav1.UpdateOptions{}); err != nil {
-			return err
+			return false, err
 		}
 	}
 	state := "Active"
@@ -103,22 +148,10 @@ func (m *Manager) ensureRevision(ctx context.Context, pkg *unstructured.Unstruct
 		state = "Inactive"
 	}
 	if existing != nil {
-		// As Crossplane does when a package goes back to an image it had:
-		// the revision becomes the newest (and, under Automatic
-		// activation, the active) one again.
-		changed := false
-		if v, _, _ := unstructured.NestedInt64(existing.Object, "spec", "revision"); v < n {
-			_ = unstructured.SetNestedField(existing.Object, n+1, "spec", "revision")
-			changed = true
-		}
-		if cur, _, _ := unstructured.NestedString(existing.Object, "spec", "desiredState"); state == "Active" && cur != "Active" {
-			_ = unstructured.SetNestedField(existing.Object, "Active", "spec", "desiredState")
-			changed = true
-		}
-		if changed {
-			_, err = rc.Update(ctx, existing, metav1.UpdateOptions{})
-		}
-		return err
+		return m.reuse(ctx, existing, n, state)
+	}
+	if err := m.collectOldest(ctx, pkg, list.Items); err != nil {
+		return false, err
 	}
 	r := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": group + "/v1", "kind": pkg.GetKind() + "Revision",
@@ -127,7 +160,68 @@ func (m *Manager) ensureRevision(ctx context.Context, pkg *unstructured.Unstruct
 	}}
 	r.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: pkg.GetAPIVersion(), Kind: pkg.GetKind(), Name: pkg.GetName(), UID: pkg.GetUID(), Controller: ptr(true)}})
 	_, err = rc.Create(ctx, r, metav1.CreateOptions{})
-	return err
+	return state == "Active", err
+}
+
+// orphan reports whether a revision is owned by another package than pkg.
+func orphan(r, pkg *unstructured.Unstructured) bool {
+	for _, o := range r.GetOwnerReferences() {
+		if o.Controller != nil && *o.Controller && o.UID != pkg.GetUID() {
+			return true
+		}
+	}
+	return false
+}
+
+// reuse makes an existing revision current again, as Crossplane does when
+// a package goes back to an image it had (v2.3; on v2.4 only while the
+// generation is the same): it becomes the newest and, under Automatic
+// activation, the active one again.
+func (m *Manager) reuse(ctx context.Context, existing *unstructured.Unstructured, newest int64, state string) (bool, error) {
+	changed := false
+	if v, _, _ := unstructured.NestedInt64(existing.Object, "spec", "revision"); v < newest {
+		_ = unstructured.SetNestedField(existing.Object, newest+1, "spec", "revision")
+		changed = true
+	}
+	cur, _, _ := unstructured.NestedString(existing.Object, "spec", "desiredState")
+	if state == "Active" && cur != "Active" {
+		_ = unstructured.SetNestedField(existing.Object, "Active", "spec", "desiredState")
+		cur, changed = "Active", true
+	}
+	if changed {
+		if _, err := m.dyn.Resource(resource(existing.GetKind())).Update(ctx, existing, metav1.UpdateOptions{}); err != nil {
+			return false, err
+		}
+	}
+	return cur == "Active", nil
+}
+
+// collectOldest deletes, for the v2.4 manager, the oldest revisions of
+// revs that a new one pushes past the package's revisionHistoryLimit
+// (1 when unset; 0 keeps them all).
+func (m *Manager) collectOldest(ctx context.Context, pkg *unstructured.Unstructured, revs []unstructured.Unstructured) error {
+	if m.release != V24 {
+		return nil
+	}
+	limit, found, _ := unstructured.NestedInt64(pkg.Object, "spec", "revisionHistoryLimit")
+	if !found {
+		limit = 1
+	}
+	if limit == 0 || int64(len(revs)) < limit+1 {
+		return nil
+	}
+	slices.SortFunc(revs, func(a, b unstructured.Unstructured) int {
+		x, _, _ := unstructured.NestedInt64(a.Object, "spec", "revision")
+		y, _, _ := unstructured.NestedInt64(b.Object, "spec", "revision")
+		return int(x - y)
+	})
+	rc := m.dyn.Resource(resource(pkg.GetKind() + "Revision"))
+	for _, r := range revs[:int64(len(revs))-limit] {
+		if err := rc.Delete(ctx, r.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -143,17 +237,51 @@ func (m *Manager) setStatus(ctx context.Context, pkg *unstructured.Unstructured,
 	installed := condition("Installed", "True", "ActivePackageRevision", "", gen)
 	healthy := condition("Healthy", "True", "HealthyPackageRevision", "", gen)
 	switch {
+	case b.inactive:
+		installed = condition("Installed", "False", "InactivePackageRevision", "Package is inactive", gen)
+		healthy = condition("Healthy", "Unknown", "UnknownPackageRevisionHealth", "", gen)
 	case b.Fail != "":
 		installed = condition("Installed", "False", "UnpackingPackage", b.Fail, gen)
 		healthy = condition("Healthy", "Unknown", "UnknownPackageRevisionHealth", "", gen)
 	case b.Unhealthy:
 		healthy = condition("Healthy", "False", "UnhealthyPackageRevision", "runtime is not ready", gen)
+	case b.AwaitingActivation && m.release == V24:
+		healthy = condition("Healthy", "True", "AwaitingActivation", awaitingActivation, gen)
 	}
 	status := map[string]any{"conditions": []any{installed, healthy}, "currentIdentifier": image}
 	if b.Fail == "" {
 		status["currentRevision"] = rev
 	}
 	cur.Object["status"] = status
+	_, err = rc.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+	return err
+}
+
+// awaitingActivation is the v2.4 manager's message for a runtime scaled to
+// zero.
+const awaitingActivation = "Package runtime is scaled to zero; awaiting the first ManagedResourceDefinition to be activated"
+
+// setRevisionStatus writes the health conditions of an active revision;
+// the v2.4 manager adds RuntimeActive to those with a runtime.
+func (m *Manager) setRevisionStatus(ctx context.Context, kind, rev string, b Behaviour) error {
+	rc := m.dyn.Resource(resource(kind + "Revision"))
+	cur, err := rc.Get(ctx, rev, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	gen := cur.GetGeneration()
+	conds := []any{condition("RevisionHealthy", "True", "HealthyPackageRevision", "", gen)}
+	if kind != "Configuration" {
+		conds = append(conds, condition("RuntimeHealthy", "True", "HealthyPackageRevision", "", gen))
+		if m.release == V24 {
+			active := condition("RuntimeActive", "True", "ActiveRuntime", "", gen)
+			if b.AwaitingActivation {
+				active = condition("RuntimeActive", "False", "AwaitingActivation", awaitingActivation, gen)
+			}
+			conds = append(conds, active)
+		}
+	}
+	cur.Object["status"] = map[string]any{"conditions": conds}
 	_, err = rc.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
 	return err
 }
@@ -178,7 +306,7 @@ func (m *Manager) collect(ctx context.Context, o any) {
 	rc := m.dyn.Resource(resource(u.GetKind() + "Revision"))
 	_ = rc.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: group + "/package=" + u.GetName()})
 	image, _, _ := unstructured.NestedString(u.Object, "spec", "package")
-	_ = m.unlock(ctx, m.revisionName(u.GetName(), image))
+	_ = m.unlock(ctx, m.RevisionName(u.GetName(), image, u.GetGeneration()))
 }
 
 // installDependencies creates the dependencies to install that no package
