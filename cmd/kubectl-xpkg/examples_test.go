@@ -109,7 +109,7 @@ var exampleOutputs = map[string]string{
 	"kubectl xpkg diff old.xpkg new.xpkg --stat":                          "CustomResourceDefinition clusterproviderconfigs.helm.m.crossplane.io  changed  1 change",
 	"kubectl xpkg extract crossplane-contrib/provider-nop:v0.4.0":         "kind: CustomResourceDefinition",
 	"kubectl xpkg get":                               "v0.4.0    True        True      provider-nop-66fa8fa653e9",
-	"kubectl xpkg get providers -o wide":             "sha256:66fa8fa653e9…",
+	"kubectl xpkg get providers -o wide":             "RUNTIME-CONFIG   RUNTIME",
 	"kubectl xpkg get provider provider-nop -o yaml": "package: {registry}/crossplane-contrib/provider-nop:v0.4.0",
 	"kubectl xpkg get provider provider-nop -o jsonpath='{.status.currentRevision}'":                                      "provider-nop-66fa8fa653e9",
 	"kubectl xpkg install xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0 --wait":                               "provider.pkg.crossplane.io/crossplane-contrib-provider-nop created",

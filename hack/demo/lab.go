@@ -43,14 +43,14 @@ const (
 func startLab(ctx context.Context, o options, out *console) (*lab, error) {
 	l := &lab{dir: o.dir, envDir: filepath.Join(o.dir, envSub), k8sBin: o.k8sBin, out: out}
 	fmt.Fprintf(out, "Setting up in %s: a cluster, a registry with the sample packages, and Crossplane %s.\n",
-		o.dir, testenv.DefaultCrossplaneVersion)
+		o.dir, o.crossplane)
 	if err := clearDir(o.dir, out); err != nil {
 		return nil, err
 	}
 	log := out.indented("  ")
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	env, err := testenv.Start(sctx, testenv.Options{Dir: l.envDir, BinDir: o.k8sBin, Log: log, Detached: o.keep})
+	env, err := testenv.Start(sctx, testenv.Options{Dir: l.envDir, BinDir: o.k8sBin, CrossplaneVersion: o.crossplane, Log: log, Detached: o.keep})
 	if err != nil {
 		return l, err // Start stopped what it started
 	}
@@ -61,7 +61,7 @@ func startLab(ctx context.Context, o options, out *console) (*lab, error) {
 	if err := l.pushSamples(log); err != nil {
 		return l, err
 	}
-	l.xp, err = crossplane.Start(sctx, env, crossplane.Options{Dir: filepath.Join(o.dir, crossplaneSub), Log: log})
+	l.xp, err = crossplane.Start(sctx, env, crossplane.Options{Version: o.crossplane, Dir: filepath.Join(o.dir, crossplaneSub), Log: log})
 	if err != nil {
 		return l, err
 	}

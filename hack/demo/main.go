@@ -34,7 +34,10 @@ type options struct {
 	bin    string // the plugin binary
 	dir    string // everything the demo writes
 	k8sBin string // kube-apiserver, etcd, kubectl, kube-controller-manager
-	keep   bool
+	// crossplane is the Crossplane release the demo runs (its binary is
+	// hack/build-crossplane.sh's for that release).
+	crossplane string
+	keep       bool
 }
 
 func main() {
@@ -42,6 +45,7 @@ func main() {
 	flag.StringVar(&o.bin, "bin", "bin/kubectl-xpkg", "the kubectl-xpkg binary to demonstrate (make build)")
 	flag.StringVar(&o.dir, "dir", "_output/demo", "directory for the environment, Crossplane's logs and the files the demo writes")
 	flag.StringVar(&o.k8sBin, "k8s-bin", "", "directory with kube-apiserver, etcd, kubectl and kube-controller-manager (default: what hack/build-k8s.sh cached)")
+	flag.StringVar(&o.crossplane, "crossplane-version", testenv.DefaultCrossplaneVersion, "the Crossplane release to run: v2.3.4 or v2.4.2 (CROSSPLANE_VERSION=… hack/build-crossplane.sh builds it)")
 	flag.BoolVar(&o.keep, "keep", false, "leave the cluster and registry running at the end and print how to use them")
 	flag.Parse()
 	os.Exit(run(o))
