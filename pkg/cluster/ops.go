@@ -261,12 +261,11 @@ func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun
 			return err
 		}
 		updated, err = rc.Patch(ctx, p.Name, types.JSONPatchType, patch, opts)
-		err = unanswered(err, "change of "+strings.ToLower(p.Kind)+"/"+p.Name, strings.ToLower(p.Kind)+"/"+p.Name)
-		if isFailedTest(err) {
+		if failedTest(ctx, err, rc, u) {
 			// Changed since read: a conflict, read again.
 			return apierrors.NewConflict(schema.GroupResource{Resource: strings.ToLower(p.Kind) + "s"}, p.Name, err)
 		}
-		return err
+		return unanswered(err, "change of "+strings.ToLower(p.Kind)+"/"+p.Name, strings.ToLower(p.Kind)+"/"+p.Name)
 	})
 	if err != nil {
 		return nil, err
@@ -309,10 +308,34 @@ func referencePatch(u *unstructured.Unstructured, set func(*unstructured.Unstruc
 	return json.Marshal(ops)
 }
 
-// isFailedTest is a JSON patch whose test failed: the API server answers
-// 422 with the patch library's words.
-func isFailedTest(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "test failed")
+// failedTest reports whether a JSON patch of read, whose tests are its
+// UID, generation and reference, failed because the object changed: the
+// API server answers a failed test with 422 Invalid and no words to go by
+// (kube-apiserver v1.36 names no cause), as it answers a value it refuses,
+// so the object is read again and compared with what was read. A change
+// not seen on that read is no failed test: the 422 stands.
+func failedTest(ctx context.Context, err error, rc dynamic.ResourceInterface, read *unstructured.Unstructured) bool {
+	if !apierrors.IsInvalid(err) {
+		return false
+	}
+	now, gerr := rc.Get(ctx, read.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(gerr) {
+		return true
+	}
+	if gerr != nil {
+		return false
+	}
+	if now.GetUID() != read.GetUID() || now.GetGeneration() != read.GetGeneration() {
+		return true
+	}
+	for _, f := range referenceFields {
+		a, _, _ := unstructured.NestedString(now.Object, "spec", f)
+		b, _, _ := unstructured.NestedString(read.Object, "spec", f)
+		if a != b {
+			return true
+		}
+	}
+	return false
 }
 
 // ChangedError is a package whose reference another writer changed since
@@ -373,8 +396,12 @@ func (c *Cluster) Activate(ctx context.Context, r *Revision) error {
 		return err
 	}
 	_, err = rc.Patch(ctx, r.Name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
-	if isFailedTest(err) {
-		return fmt.Errorf("revision %s was deleted and made again since it was read: nothing was changed, plan again", r.Name)
+	if apierrors.IsInvalid(err) && r.UID() != "" {
+		// The one test is the UID (see failedTest).
+		now, gerr := rc.Get(ctx, r.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(gerr) || gerr == nil && string(now.GetUID()) != r.UID() {
+			return &ChangedError{Package: "revision " + r.Name, Replaced: true}
+		}
 	}
 	pkg := strings.ToLower(strings.TrimSuffix(r.Kind, "Revision"))
 	if r.Object != nil {
