@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -28,7 +29,7 @@ type openedLayer struct {
 // bytes are hashed against the manifest's digest, and decompressed by what
 // their first bytes say they are.
 func openBlob(l v1.Layer, limit int64, what string, progress io.Writer) (*openedLayer, error) {
-	rc, vr, err := fetchBlob(l, what, progress)
+	rc, vr, err := fetchBlob(l, limit, what, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -54,13 +55,21 @@ func openCompressed(r io.Reader, finish, closeSrc func() error, limit int64, wha
 }
 
 // fetchBlob starts reading a layer's compressed bytes (rc, to close),
-// hashed against its digest and size as they are read through vr.
-func fetchBlob(l v1.Layer, what string, progress io.Writer) (rc io.ReadCloser, vr *verifyReader, err error) {
+// hashed against its digest and size as they are read through vr: no more
+// than the size the manifest states is read. That size is bounded too
+// (compressedBound of limit, the bound on decompressed bytes): a layer
+// that declares more is refused before a byte of it is fetched, so that a
+// hostile registry fills neither a spool nor the disk.
+func fetchBlob(l v1.Layer, limit int64, what string, progress io.Writer) (rc io.ReadCloser, vr *verifyReader, err error) {
 	digest, err := l.Digest()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
 	size, _ := l.Size()
+	if bound := compressedBound(limit); size > bound {
+		return nil, nil, fmt.Errorf("%s declares %d compressed bytes, more than a layer of at most %d bytes (--max-size) can take (%d): refused before fetching it (raise --max-size if the package is really that large)",
+			what, size, limit, bound)
+	}
 	if rc, err = l.Compressed(); err != nil {
 		return nil, nil, fmt.Errorf("fetch %s: %w", what, err)
 	}
@@ -69,6 +78,16 @@ func fetchBlob(l v1.Layer, what string, progress io.Writer) (rc io.ReadCloser, v
 		return nil, nil, err
 	}
 	return rc, vr, nil
+}
+
+// compressedBound is the most compressed bytes a layer of at most limit
+// decompressed bytes can take: gzip and zstd store incompressible data
+// with a few bytes per 16-128 KiB block, far less than 1/128, plus headers.
+func compressedBound(limit int64) int64 {
+	if limit <= 0 || limit > math.MaxInt64/2 {
+		return math.MaxInt64
+	}
+	return limit + limit/128 + 1<<20
 }
 
 // openUncompressed reads a layer of an image tarball, whose manifest

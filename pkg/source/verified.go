@@ -18,7 +18,7 @@ import (
 // next to its content) is copied to an unlinked temporary file as it is
 // hashed, checked against its digest, and only then decompressed.
 func openBlobVerified(l v1.Layer, limit int64, what string, progress io.Writer) (*openedLayer, error) {
-	rc, vr, err := fetchBlob(l, what, progress)
+	rc, vr, err := fetchBlob(l, limit, what, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func (l *verifiedLayer) open() (*verifyReader, io.ReadCloser, error) {
 		}
 		return vr, rc, nil
 	}
-	rc, vr, err := fetchBlob(l.Layer, l.what, nil)
+	rc, vr, err := fetchBlob(l.Layer, l.owner.limit, l.what, nil)
 	if err != nil {
 		return nil, nil, err
 	}
