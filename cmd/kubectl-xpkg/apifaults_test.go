@@ -151,6 +151,20 @@ func TestChangesThroughAFaultyAPIServer(t *testing.T) {
 		}
 	})
 
+	// The PATCH outlives --request-timeout and lands after the client
+	// gave up: --atomic follows it, sees it land, and puts it back.
+	t.Run("--atomic whose PATCH lands after --request-timeout", func(t *testing.T) {
+		defer back()
+		p.Add(faultproxy.Fault{Match: patch, Times: 1, Hold: 3 * time.Second, Land: true})
+		r := x.Run("upgrade", name, "v0.4.0", "--atomic", "--wait=60s", "--request-timeout=2s").Fails(t, 1)
+		noPanic(t, "upgrade --atomic", r)
+		contains(t, "atomic upgrade whose PATCH got no answer", r.Stderr, "no answer to the change of provider/"+name+" (timed out)",
+			"following it for up to 2m0s, to roll it back if it lands", "rolling back to "+first, "rolled back to "+first)
+		if src := l.packageSource(t, name); src != first {
+			t.Errorf("after the --atomic upgrade whose PATCH landed late the package points at %s", src)
+		}
+	})
+
 	t.Run("DELETE refused", func(t *testing.T) {
 		defer p.Clear()
 		p.Add(faultproxy.Fault{Match: del, Status: 500})

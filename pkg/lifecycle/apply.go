@@ -64,11 +64,11 @@ const DefaultRollbackBudget = 2 * time.Minute
 func (c *Change) Apply(ctx context.Context, in *Installed, target string, o ApplyOptions) (*cluster.Package, error) {
 	pkg := in.Package
 	updated, err := c.Cluster.SetPackage(ctx, pkg, target, o.DryRun)
-	if err != nil && o.Atomic && ctx.Err() != nil && !o.DryRun {
-		// Interrupted in the middle of the PATCH: it may have landed.
-		if now, gerr := c.Cluster.Get(context.WithoutCancel(ctx), pkg.Kind, pkg.Name); gerr == nil && now.Source == target {
-			return c.rollBack(ctx, pkg, now, target, err, o)
-		}
+	var unanswered *cluster.UnansweredError
+	if o.Atomic && !o.DryRun && errors.As(err, &unanswered) {
+		// Timed out, cut short or interrupted in the middle of the PATCH:
+		// it may have landed, or land later.
+		return c.followUnanswered(ctx, pkg, target, err, o)
 	}
 	if err != nil || o.DryRun {
 		return updated, err
@@ -79,6 +79,36 @@ func (c *Change) Apply(ctx context.Context, in *Installed, target string, o Appl
 		return updated, err // another writer's reference is not rolled back
 	}
 	return c.rollBack(ctx, pkg, updated, target, err, o)
+}
+
+// followUnanswered follows a change whose answer never came, under
+// --atomic, within the rollback's budget: rolled back as soon as it is
+// seen to have landed; left when another writer points the package
+// elsewhere; and when it has not landed once the budget is spent, the
+// error says where the package points.
+func (c *Change) followUnanswered(ctx context.Context, pkg *cluster.Package, target string, cause error, o ApplyOptions) (*cluster.Package, error) {
+	budget := cmp.Or(o.RollbackBudget, max(o.Wait, DefaultRollbackBudget))
+	fmt.Fprintf(o.Progress, "%s: %v\n%s: following it for up to %s, to roll it back if it lands\n", KindName(pkg), cause, KindName(pkg), cluster.Round(budget))
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+	defer cancel()
+	for {
+		now, err := c.Cluster.Get(fctx, pkg.Kind, pkg.Name)
+		switch {
+		case err == nil && now.Source == target:
+			return c.rollBack(ctx, pkg, now, target, cause, o)
+		case err == nil && now.Source != pkg.Source:
+			return now, fmt.Errorf("%w; %s now points at %s, which another writer set: not rolled back", cause, KindName(pkg), now.Source)
+		}
+		select {
+		case <-fctx.Done():
+			where := "where it pointed: " + pkg.Source
+			if err != nil {
+				where = "where it points could not be read: " + err.Error()
+			}
+			return pkg, fmt.Errorf("%w; it had not landed %s later, %s", cause, cluster.Round(budget), where)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // rollBack points the package (updated, pointing at target) back at what
@@ -109,6 +139,17 @@ func (c *Change) rollBack(ctx context.Context, pkg, updated *cluster.Package, ta
 			return back, ae
 		}
 		var changed *cluster.ChangedError
+		if errors.As(err, &changed) && changed.Now == pkg.Source && !changed.Replaced && changed.Generations[0] == 0 {
+			// An earlier try whose answer never came landed after all.
+			if back, err = c.Cluster.Get(rctx, pkg.Kind, pkg.Name); err == nil {
+				ae.Now = pkg.Source
+				if o.Wait > 0 {
+					o.Wait = time.Until(deadlineOf(rctx))
+				}
+				ae.RollbackErr = c.settle(rctx, back, true, o, true)
+				return back, ae
+			}
+		}
 		if errors.As(err, &changed) {
 			ae.RollbackErr, ae.Now = err, changed.Now
 			return updated, ae
