@@ -169,6 +169,24 @@ func TestInstallWaitStopsOnTerminalFailure(t *testing.T) {
 	contains(t, "stderr", r.Stderr, "error: provider/failing-nop failed: Installed=False (UnpackingPackage: "+msg+")")
 }
 
+// TestUpgradeWaitStopsOnUnpackFailure: Crossplane reports an image it
+// cannot unpack for the package's present generation, and keeps the
+// reference it had as its current identifier: the wait ends at once, on
+// that failure, instead of sitting out its time.
+func TestUpgradeWaitStopsOnUnpackFailure(t *testing.T) {
+	l := newLifecycle(t)
+	old, _ := pushSample(t, l.env, "provider-nop", "v0.2.1")
+	pushSample(t, l.env, "provider-nop", "v0.4.0")
+	const name, msg = "unpack-nop", "cannot unpack package: failed to fetch package digest from remote: MANIFEST_UNKNOWN"
+	l.mgr.Manage(name, pkgmanager.Behaviour{})
+	x := clitest.New(t).WithEnv(l.env)
+	t.Cleanup(func() { x.Run("uninstall", name) })
+	x.Run("install", "provider", old, name, "--wait=60s").Succeeds(t)
+	l.mgr.Manage(name, pkgmanager.Behaviour{Fail: msg})
+	r := x.Run("upgrade", name, "v0.4.0", "--wait=5m").Fails(t, 1)
+	contains(t, "stderr", r.Stderr, "provider/"+name+" failed: Installed=False (UnpackingPackage: "+msg+")")
+}
+
 func TestInstallWaitTimesOutWithItsOwnCode(t *testing.T) {
 	l := newLifecycle(t)
 	ref, _ := pushSample(t, l.env, "provider-nop", "v0.4.0")

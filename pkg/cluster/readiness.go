@@ -63,6 +63,12 @@ func PackageReadiness(p *Package) Readiness {
 	for _, t := range []string{TypeInstalled, TypeHealthy} {
 		c := p.Condition(t)
 		switch {
+		case failedNow(p, c):
+			// The new reference could not even be unpacked: Crossplane
+			// says so for the present spec before it records the
+			// reference as its current identifier.
+			r.Terminal = c
+			return r
 		case !current(p, c):
 			r.Pending = append(r.Pending, t+" not yet reported for this generation")
 		case c.Status == "True":
@@ -75,6 +81,12 @@ func PackageReadiness(p *Package) Readiness {
 	}
 	r.Ready = len(r.Pending) == 0
 	return r
+}
+
+// failedNow reports a terminal failure the package manager reported for
+// the package's present generation, whatever reference it last recorded.
+func failedNow(p *Package, c *Condition) bool {
+	return c != nil && c.Status == "False" && c.ObservedGeneration != 0 && c.ObservedGeneration == p.Generation && isTerminal(c)
 }
 
 func isTerminal(c *Condition) bool {

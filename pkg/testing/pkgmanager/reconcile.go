@@ -23,8 +23,8 @@ func (m *Manager) reconcile(ctx context.Context, o any, again bool) {
 	}
 	image, _, _ := unstructured.NestedString(u.Object, "spec", "package")
 	ident, _, _ := unstructured.NestedString(u.Object, "status", "currentIdentifier")
-	observed := observedGeneration(u)
-	if ident == image && observed == u.GetGeneration() && !again {
+	observed, reason := installedCondition(u)
+	if (ident == image || reason == "UnpackingPackage") && observed == u.GetGeneration() && !again {
 		return
 	}
 	b, ok := m.script(u.GetName())
@@ -42,15 +42,18 @@ func (m *Manager) reconcile(ctx context.Context, o any, again bool) {
 	}()
 }
 
-func observedGeneration(u *unstructured.Unstructured) int64 {
+// installedCondition is the generation and reason of the package's
+// Installed condition.
+func installedCondition(u *unstructured.Unstructured) (int64, string) {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
 		if m, ok := c.(map[string]any); ok && m["type"] == "Installed" {
 			g, _ := m["observedGeneration"].(int64)
-			return g
+			r, _ := m["reason"].(string)
+			return g, r
 		}
 	}
-	return 0
+	return 0, ""
 }
 
 // revisionChanged answers the package of a revision whose desired state
@@ -248,9 +251,12 @@ func (m *Manager) setStatus(ctx context.Context, pkg *unstructured.Unstructured,
 	case b.AwaitingActivation && m.release == V24:
 		healthy = condition("Healthy", "True", "AwaitingActivation", awaitingActivation, gen)
 	}
-	status := map[string]any{"conditions": []any{installed, healthy}, "currentIdentifier": image}
-	if b.Fail == "" {
-		status["currentRevision"] = rev
+	status := map[string]any{"conditions": []any{installed, healthy}, "currentIdentifier": image, "currentRevision": rev}
+	if b.Fail != "" {
+		// An image it cannot unpack: Crossplane says so for the present
+		// generation, and keeps the reference and revision it had.
+		status["currentIdentifier"], _, _ = unstructured.NestedString(cur.Object, "status", "currentIdentifier")
+		status["currentRevision"], _, _ = unstructured.NestedString(cur.Object, "status", "currentRevision")
 	}
 	cur.Object["status"] = status
 	_, err = rc.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
