@@ -127,6 +127,9 @@ func writeDescription(w io.Writer, d *cluster.Description) {
 	writeObjects(w, d.Current())
 	writeMRDs(w, d)
 	writeDependencies(w, d)
+	if d.LockUnresolved != nil {
+		fmt.Fprintf(w, "Lock:               %s\n", cluster.LockWarning(d.LockUnresolved))
+	}
 	section(w, "Events", len(d.Events), func() {
 		t := printers.NewTable("TYPE", "REASON", "AGE", "FROM", "OBJECT", "MESSAGE")
 		for _, e := range d.Events {

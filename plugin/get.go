@@ -114,6 +114,11 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	if len(pkgs) == 0 && missing != nil {
 		return missing
 	}
+	// A Lock that is not resolved holds back every package: said on
+	// stderr; one that cannot be read (RBAC) is no business of get's.
+	if _, unresolved, err := c.LockState(ctx); err == nil && unresolved != nil {
+		fmt.Fprintf(o.root.IOStreams.ErrOut, "Warning: %s\n", cluster.LockWarning(unresolved))
+	}
 	if o.Output == "" || o.Output == printers.FormatWide {
 		err = o.table(ctx, c, pkgs)
 	} else {

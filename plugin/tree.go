@@ -2,9 +2,11 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/deptree"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
@@ -62,9 +64,12 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	lock, err := c.Lock(ctx)
+	lock, unresolved, err := c.LockState(ctx)
 	if err != nil {
 		return err
+	}
+	if unresolved != nil {
+		fmt.Fprintf(o.root.IOStreams.ErrOut, "Warning: %s\n", cluster.LockWarning(unresolved))
 	}
 	pkgs, err := c.List(ctx, "", "")
 	if err != nil {

@@ -29,6 +29,9 @@ type Description struct {
 	// activation policies that activated some of them.
 	MRDs  []MRD  `json:"managedResourceDefinitions,omitempty"`
 	MRAPs []MRAP `json:"managedResourceActivationPolicies,omitempty"`
+	// LockUnresolved is the Lock's Resolved condition while it is not
+	// True: no package's dependencies are resolved until it is.
+	LockUnresolved *Condition `json:"lockUnresolved,omitempty"`
 }
 
 // Current is the revision the package runs now, if any.
@@ -82,7 +85,7 @@ func (c *Cluster) Describe(ctx context.Context, kind, name string) (*Description
 		d.Revisions, err = c.Revisions(gctx, &Package{Kind: kind, Name: name})
 		return err
 	})
-	g.Go(func() (err error) { lock, err = c.Lock(gctx); return err })
+	g.Go(func() (err error) { lock, d.LockUnresolved, err = c.LockState(gctx); return err })
 	g.Go(func() error {
 		gv, err := c.dialect.Resource(kind)
 		if err != nil {

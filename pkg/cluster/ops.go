@@ -192,18 +192,8 @@ func (c *Cluster) Revisions(ctx context.Context, p *Package) ([]*Revision, error
 
 // Lock reads the dependency Lock; a generation without one has none.
 func (c *Cluster) Lock(ctx context.Context) ([]LockPackage, error) {
-	gvr, name, ok := c.dialect.LockResource()
-	if !ok {
-		return nil, nil
-	}
-	u, err := c.dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read the Lock: %w", err)
-	}
-	return c.dialect.ReadLock(u), nil
+	lock, _, err := c.LockState(ctx)
+	return lock, err
 }
 
 // SetPackage points a package at ref, provided it still points where p

@@ -51,14 +51,26 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time
 		if err := inactiveByHand(p, revs); err != nil {
 			return true, err
 		}
+		// An unresolved Lock holds back every package's dependencies,
+		// whichever package caused it: say so, and give up on it once
+		// it is stuck.
+		lock := c.lockCondition(w)
+		if lock != nil {
+			pr.say("%s", LockWarning(lock))
+			if !r.Ready && lockStuck(lock) {
+				return true, fmt.Errorf("%s cannot become healthy: %s", what, LockWarning(lock))
+			}
+		}
 		pending = r.Pending
-		if !r.Ready {
-			return false, nil
+		if r.Ready {
+			if p.AwaitsActivation() {
+				pr.say("%s", AwaitingActivationNote(what))
+			}
+			pending = c.dependenciesPending(w, p, pr)
 		}
-		if p.AwaitsActivation() {
-			pr.say("%s", AwaitingActivationNote(what))
+		if lock != nil && len(pending) > 0 {
+			pending = append(pending, LockWarning(lock))
 		}
-		pending = c.dependenciesPending(w, p, pr)
 		return len(pending) == 0, nil
 	})
 	return timeout(err, what, d, pending)
@@ -149,6 +161,24 @@ func (c *Cluster) dependenciesPending(w *watcher, p *Package, pr *progress) []st
 		pending = append(pending, label+": "+strings.Join(r.Pending, ", "))
 	}
 	return pending
+}
+
+// lockCondition is the watched Lock's Resolved condition when it is not
+// resolved.
+func (c *Cluster) lockCondition(w *watcher) *Condition {
+	gvr, name, ok := c.dialect.LockResource()
+	if !ok {
+		return nil
+	}
+	lu, err := w.factory.ForResource(gvr).Lister().Get(name)
+	if err != nil {
+		return nil
+	}
+	u, ok := lu.(*unstructured.Unstructured)
+	if !ok {
+		return nil
+	}
+	return LockUnresolved(u)
 }
 
 func (c *Cluster) findBySource(w *watcher, repo string) *Package {
