@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
@@ -143,11 +144,14 @@ func (o *VersionsOptions) mark(ctx context.Context, c *cluster.Cluster, repo str
 	installed := map[string][]string{}
 	if full, err := source.ParseReference(repo, so.Registry); err == nil {
 		if c != nil {
-			if pkgs, err := c.List(ctx, "", ""); err == nil {
-				for _, p := range pkgs {
-					if cluster.RefRepository(p.Source) == full.Context().Name() {
-						installed[p.Version] = append(installed[p.Version], strings.ToLower(p.Kind)+"/"+p.Name)
-					}
+			pkgs, err := c.List(ctx, "", "")
+			if err != nil {
+				// A mark that could not be checked is said, not left blank.
+				fmt.Fprintf(o.root.IOStreams.ErrOut, "Warning: the installed packages could not be listed, so none is marked: %s\n", exit.Message(err))
+			}
+			for _, p := range pkgs {
+				if cluster.RefRepository(p.Source) == full.Context().Name() {
+					installed[p.Version] = append(installed[p.Version], strings.ToLower(p.Kind)+"/"+p.Name)
 				}
 			}
 		}

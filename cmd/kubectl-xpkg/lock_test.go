@@ -58,7 +58,8 @@ func TestStalledLock(t *testing.T) {
 	t.Cleanup(func() { l.setLockResolved(t, "True", "DependencyResolutionSucceeded", "", time.Now()) })
 	const warning = "the Lock is not resolved (DependencyResolutionFailed: cannot build DAG: node xpkg.example.org/twin already exists): Crossplane resolves no package's dependencies until it is"
 
-	l.mgr.Manage(name, pkgmanager.Behaviour{Unhealthy: true})
+	// As Crossplane's revisions say it while the Lock is broken.
+	l.mgr.Manage(name, pkgmanager.Behaviour{Unhealthy: true, Message: `Package revision health is "False" with message: cannot resolve package dependencies: cannot initialize dependency graph from the packages in the lock: node xpkg.example.org/twin already exists`})
 	r := x.Run("install", "provider", ref, name, "--wait=5m").Fails(t, 1)
 	contains(t, "install --wait", r.Stderr, "error: provider/"+name+" cannot become healthy: "+warning)
 	contains(t, "get", x.Run("get").Succeeds(t).Stderr, "Warning: "+warning)

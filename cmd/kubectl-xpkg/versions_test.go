@@ -48,4 +48,13 @@ func TestVersions(t *testing.T) {
 	}
 	r = x.Run("versions", repo, "--constraint", ">>bad").Fails(t, 1)
 	contains(t, "bad constraint", r.Stderr, `version constraint ">>bad"`)
+
+	// A user who may not list packages: the versions, and a warning that
+	// none could be marked, not a blank column that says none runs.
+	r = x.Run("versions", repo, "--context", testenv.ContextUser).Succeeds(t)
+	if r.Stdout != "VERSION   INSTALLED\nv0.10.0\nv0.4.0\nv0.2.1\nlatest\n" {
+		t.Errorf("versions as a user who may not list packages:\n%s", r.Stdout)
+	}
+	contains(t, "versions as a user who may not list packages", r.Stderr,
+		"Warning: the installed packages could not be listed, so none is marked: ", `User "xpkg-dev" cannot list resource`)
 }

@@ -194,22 +194,25 @@ var deploymentResource = schema.GroupVersionResource{Group: "apps", Version: "v1
 // CrossplaneVersion finds the running Crossplane's version the way an
 // operator would: the Deployment "crossplane" in its namespace, by its
 // app.kubernetes.io/version label (Crossplane's Helm chart sets it), else
-// by its image's tag. "" when there is no such Deployment or it cannot be
-// read.
-func (c *Cluster) CrossplaneVersion(ctx context.Context, namespace string) string {
+// by its image's tag. "" with the reason when it cannot: the Deployment
+// could not be read (not found, forbidden: the error says which) or names
+// no version.
+func (c *Cluster) CrossplaneVersion(ctx context.Context, namespace string) (string, error) {
 	u, err := c.dyn.Resource(deploymentResource).Namespace(namespace).Get(ctx, "crossplane", metav1.GetOptions{})
 	if err != nil {
-		return ""
+		return "", err
 	}
 	if v := u.GetLabels()["app.kubernetes.io/version"]; v != "" {
-		return v
+		return v, nil
 	}
 	containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
 	for _, ct := range containers {
 		m, _ := ct.(map[string]any)
 		if image, _ := m["image"].(string); image != "" {
-			return RefVersion(image)
+			if v := RefVersion(image); v != "" {
+				return v, nil
+			}
 		}
 	}
-	return ""
+	return "", fmt.Errorf("deployment %s/crossplane has no app.kubernetes.io/version label and no image tag", namespace)
 }

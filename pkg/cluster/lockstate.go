@@ -74,3 +74,14 @@ func lockStuck(c *Condition) bool {
 	}
 	return false
 }
+
+// reportsLock tells whether the package's present conditions report that
+// its dependencies cannot be resolved: the Lock's failure is its own.
+func reportsLock(p *Package) bool {
+	for _, t := range []string{TypeHealthy, TypeInstalled} {
+		if c := p.Condition(t); current(p, c) && c.Status == "False" && strings.Contains(c.Message, "cannot resolve package dependencies") {
+			return true
+		}
+	}
+	return false
+}

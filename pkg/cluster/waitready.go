@@ -57,7 +57,7 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time
 		lock := c.lockCondition(w)
 		if lock != nil {
 			pr.say("%s", LockWarning(lock))
-			if !r.Ready && lockStuck(lock) {
+			if !r.Ready && lockStuck(lock) && reportsLock(p) {
 				return true, fmt.Errorf("%s cannot become healthy: %s", what, LockWarning(lock))
 			}
 		}

@@ -97,9 +97,9 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 	if err := c.planLock(ctx, p, in, res.Meta, target); err != nil {
 		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 	}
-	running := c.Cluster.CrossplaneVersion(ctx, c.XPNamespace)
+	running, unread := c.Cluster.CrossplaneVersion(ctx, c.XPNamespace)
 	if res.Meta != nil {
-		if f := crossplaneVersionFinding(res.Meta.Crossplane, running, target); f != nil {
+		if f := crossplaneVersionFinding(res.Meta.Crossplane, running, unread, c.XPNamespace, target); f != nil {
 			p.add(*f)
 		}
 	}

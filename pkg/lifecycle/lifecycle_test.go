@@ -2,6 +2,8 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"strings"
 	"testing"
 
@@ -329,10 +331,28 @@ func TestRules(t *testing.T) {
 	for _, tc := range []struct {
 		constraint, running string
 		want                Severity
-	}{{">=v2.0.0", "v2.3.4", Info}, {">=v2.4.0", "v2.3.4", Blocking}, {">=v2.0.0", "", Info}, {"", "v2.3.4", ""}} {
-		f := crossplaneVersionFinding(tc.constraint, tc.running, "target")
+	}{{">=v2.0.0", "v2.3.4", Info}, {">=v2.4.0", "v2.3.4", Blocking}, {">=v2.0.0", "", Warning}, {"", "v2.3.4", ""}} {
+		f := crossplaneVersionFinding(tc.constraint, tc.running, nil, "crossplane-system", "target")
 		if (f == nil) != (tc.want == "") || f != nil && f.Severity != tc.want {
 			t.Errorf("crossplane %q on %q: %+v", tc.constraint, tc.running, f)
+		}
+	}
+}
+
+// TestCrossplaneVersionThatCannotBeChecked: a Deployment that cannot be
+// read (forbidden, absent) is no pass: a warning that says why.
+func TestCrossplaneVersionThatCannotBeChecked(t *testing.T) {
+	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{apierrors.NewForbidden(gr, "crossplane", errors.New("RBAC")), "could not be checked: you may not read the Deployment crossplane in crossplane-system"},
+		{apierrors.NewNotFound(gr, "crossplane"), "could not be checked: no Deployment crossplane in crossplane-system (--crossplane-namespace names another)"},
+	} {
+		f := crossplaneVersionFinding(">=v2.0.0", "", tc.err, "crossplane-system", "target")
+		if f == nil || f.Severity != Warning || !strings.Contains(f.Message, tc.want) {
+			t.Errorf("%v: %+v", tc.err, f)
 		}
 	}
 }
@@ -342,15 +362,15 @@ func TestCrossplaneVersionFromItsDeployment(t *testing.T) {
 		"containers": []any{map[string]any{"name": "universal-crossplane", "image": "xpkg.crossplane.io/crossplane/crossplane:v2.3.4"}}}}}})
 	dep.SetNamespace("crossplane-system")
 	c := fakeCluster(t, dep)
-	if v := c.CrossplaneVersion(context.Background(), "crossplane-system"); v != "v2.3.4" {
+	if v, _ := c.CrossplaneVersion(context.Background(), "crossplane-system"); v != "v2.3.4" {
 		t.Errorf("version from the image: %q", v)
 	}
 	dep.SetLabels(map[string]string{"app.kubernetes.io/version": "2.3.5"})
-	if v := fakeCluster(t, dep).CrossplaneVersion(context.Background(), "crossplane-system"); v != "2.3.5" {
+	if v, _ := fakeCluster(t, dep).CrossplaneVersion(context.Background(), "crossplane-system"); v != "2.3.5" {
 		t.Errorf("version from the label: %q", v)
 	}
-	if v := fakeCluster(t).CrossplaneVersion(context.Background(), "crossplane-system"); v != "" {
-		t.Errorf("no Deployment: %q", v)
+	if v, err := fakeCluster(t).CrossplaneVersion(context.Background(), "crossplane-system"); v != "" || !apierrors.IsNotFound(err) {
+		t.Errorf("no Deployment: %q, %v", v, err)
 	}
 }
 

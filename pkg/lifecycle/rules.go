@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
@@ -172,14 +174,24 @@ func fromV24(version string) (v24, known bool) {
 }
 
 // crossplaneVersionFinding checks the target's spec.crossplane.version
-// against the running Crossplane ("" when unknown).
-func crossplaneVersionFinding(constraint, running, target string) *Finding {
+// against the running Crossplane ("" when unknown: unread says why). A
+// check that could not run is a warning that says why, never a pass.
+func crossplaneVersionFinding(constraint, running string, unread error, namespace, target string) *Finding {
 	if constraint == "" {
 		return nil
 	}
 	if running == "" {
-		return &Finding{Rule: RuleCrossplaneVersion, Severity: Info,
-			Message: fmt.Sprintf("%s needs Crossplane %s; the running Crossplane's version could not be read (no readable Deployment crossplane in the Crossplane namespace): check it with kubectl get deployment crossplane -n crossplane-system", target, constraint)}
+		why := "no version found"
+		switch {
+		case apierrors.IsNotFound(unread):
+			why = "no Deployment crossplane in " + namespace + " (--crossplane-namespace names another)"
+		case apierrors.IsForbidden(unread):
+			why = "you may not read the Deployment crossplane in " + namespace
+		case unread != nil:
+			why = exit.Message(unread)
+		}
+		return &Finding{Rule: RuleCrossplaneVersion, Severity: Warning,
+			Message: fmt.Sprintf("%s needs Crossplane %s, which could not be checked: %s; check it with kubectl get deployment crossplane -n %s", target, constraint, why, namespace)}
 	}
 	ok, err := satisfies(constraint, running)
 	if err != nil {
@@ -283,6 +295,9 @@ func missingDependency(d xpkg.Dependency, target string, available func(xpkg.Dep
 	}
 	ok, err := available(d)
 	switch {
+	case source.NotFound(err):
+		f.Severity = Blocking
+		f.Message = fmt.Sprintf("%s needs %s %s, which is not installed, and its repository does not exist (%s): the package manager cannot resolve it, and the Lock stalls for every package in the cluster until it can; publish it or fix the dependency", target, d.Package, d.Version, exit.Message(err))
 	case err != nil:
 		f.Severity = Warning
 		f.Message = fmt.Sprintf("%s needs %s %s, which is not installed, and its versions could not be listed (%s): if none matches, the package manager cannot resolve it and the Lock stalls for every package", target, d.Package, d.Version, exit.Message(err))

@@ -196,8 +196,9 @@ func TestPlanWithoutFindingsPrintsAnEmptyList(t *testing.T) {
 // TestUpgradePlanBlocksWhatCrossplaneWouldRefuse: the target's meta has
 // an annotation YAML reads as a boolean (Crossplane refuses the package),
 // and depends on a package with no matching version in its registry (the
-// Lock's resolution would stall for every package): both block. A
-// dependency that has one is only noted.
+// Lock's resolution would stall for every package), or on one whose
+// repository does not exist: each blocks. A dependency that has one is
+// only noted.
 func TestUpgradePlanBlocksWhatCrossplaneWouldRefuse(t *testing.T) {
 	reg := fixture.NewRegistry(t)
 	push := func(ref string, stream string) {
@@ -213,7 +214,7 @@ func TestUpgradePlanBlocksWhatCrossplaneWouldRefuse(t *testing.T) {
 	push("org/provider-dep:v1.0.0", "apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: provider-dep\n")
 	push(manyRepo+":v1.0.0", string(manyPackage(false)))
 	v2 := strings.Replace(string(manyPackage(false)), "  name: provider-many\n",
-		"  name: provider-many\n  annotations:\n    supported: yes\nspec:\n  dependsOn:\n  - provider: "+reg.Host+"/org/provider-dep\n    version: \">=v2.0.0\"\n  - provider: "+reg.Host+"/org/provider-dep\n    version: \">=v1.0.0\"\n", 1)
+		"  name: provider-many\n  annotations:\n    supported: yes\nspec:\n  dependsOn:\n  - provider: "+reg.Host+"/org/provider-dep\n    version: \">=v2.0.0\"\n  - provider: "+reg.Host+"/org/provider-dep\n    version: \">=v1.0.0\"\n  - provider: "+reg.Host+"/org/provider-nowhere\n    version: \">=v1.0.0\"\n", 1)
 	push(manyRepo+":v2.0.0", v2)
 	c, _ := manyCluster(t, reg.Host)
 	in := installed(t, c, "provider-many")
@@ -227,7 +228,8 @@ func TestUpgradePlanBlocksWhatCrossplaneWouldRefuse(t *testing.T) {
 		t.Errorf("invalid-package: %+v", f)
 	}
 	deps := findings(p, RuleDependencyConstraint)
-	if len(deps) != 2 || deps[0].Severity != Blocking || !strings.Contains(deps[0].Message, "no version of it in its registry matches") || deps[1].Severity != Info {
+	if len(deps) != 3 || deps[0].Severity != Blocking || !strings.Contains(deps[0].Message, "no version of it in its registry matches") || deps[1].Severity != Info ||
+		deps[2].Severity != Blocking || !strings.Contains(deps[2].Message, "its repository does not exist") {
 		t.Errorf("dependency-constraint: %+v", deps)
 	}
 }

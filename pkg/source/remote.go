@@ -222,6 +222,25 @@ func (r *Reader) Digest(ctx context.Context, ref string) (string, error) {
 	return full.Digest.String(), nil
 }
 
+// NotFound reports a registry's answer that the repository (or the tag)
+// does not exist: 404, or the distribution spec's NAME_UNKNOWN and
+// MANIFEST_UNKNOWN codes, which some registries send with other statuses.
+func NotFound(err error) bool {
+	var te *transport.Error
+	if !errors.As(err, &te) {
+		return false
+	}
+	if te.StatusCode == http.StatusNotFound {
+		return true
+	}
+	for _, d := range te.Errors {
+		if d.Code == transport.NameUnknownErrorCode || d.Code == transport.ManifestUnknownErrorCode {
+			return true
+		}
+	}
+	return false
+}
+
 // headUnsupported: a registry that refuses HEAD (405 or 501) is asked
 // again with GET.
 func headUnsupported(err error) bool {

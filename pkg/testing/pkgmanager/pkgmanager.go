@@ -40,8 +40,10 @@ type Behaviour struct {
 	// Fail, when set, is the message of a terminal Installed=False
 	// condition (e.g. "cannot unpack package: ... MANIFEST_UNKNOWN").
 	Fail string
-	// Unhealthy leaves the package Installed but Healthy=False for ever.
+	// Unhealthy leaves the package Installed but Healthy=False for ever,
+	// saying Message (default: its runtime is not ready).
 	Unhealthy bool
+	Message   string
 	// Delay holds the answer back.
 	Delay time.Duration
 	// DependsOn are written to the Lock as the package's dependencies.

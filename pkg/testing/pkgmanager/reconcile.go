@@ -1,6 +1,7 @@
 package pkgmanager
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -247,7 +248,7 @@ func (m *Manager) setStatus(ctx context.Context, pkg *unstructured.Unstructured,
 		installed = condition("Installed", "False", "UnpackingPackage", b.Fail, gen)
 		healthy = condition("Healthy", "Unknown", "UnknownPackageRevisionHealth", "", gen)
 	case b.Unhealthy:
-		healthy = condition("Healthy", "False", "UnhealthyPackageRevision", "runtime is not ready", gen)
+		healthy = condition("Healthy", "False", "UnhealthyPackageRevision", cmp.Or(b.Message, "runtime is not ready"), gen)
 	case b.AwaitingActivation && m.release == V24:
 		healthy = condition("Healthy", "True", "AwaitingActivation", awaitingActivation, gen)
 	}
