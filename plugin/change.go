@@ -43,7 +43,9 @@ const (
 // PlanFlags are the flags of every verb that plans a change: --force,
 // --dry-run[=client|server] and -o for the plan.
 type PlanFlags struct {
-	Force  bool
+	Force bool
+	// NoPlan makes the change without a plan (upgrade and rollback).
+	NoPlan bool
 	DryRun string
 	Output string
 }
@@ -51,10 +53,16 @@ type PlanFlags struct {
 // AddFlags registers the flags; what names what a forced change ignores.
 func (f *PlanFlags) AddFlags(cmd *cobra.Command, what string) {
 	fs := cmd.Flags()
-	fs.BoolVar(&f.Force, "force", false, "Go ahead even when the plan has blocking findings ("+what+").")
+	fs.BoolVar(&f.Force, "force", false, "Go ahead even when the plan has blocking findings ("+what+"); never without a plan.")
 	addDryRunFlag(fs, &f.DryRun, "print the plan and change nothing", "print the plan and have the API server check the change without making it")
 	fs.StringVarP(&f.Output, "output", "o", "", "Print the plan as json or yaml (one document) instead of text.")
 	completeOutput(cmd, "json", "yaml")
+}
+
+// AddNoPlanFlag adds --no-plan, for the changes that can go ahead
+// without reading either package.
+func (f *PlanFlags) AddNoPlanFlag(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.NoPlan, "no-plan", false, "Make the change without planning it (reads neither package), for when the plan cannot be made: a registry Crossplane reaches and you cannot.")
 }
 
 // addDryRunFlag is --dry-run[=client|server] with kubectl's meaning: bare,
@@ -76,6 +84,9 @@ func checkDryRun(v string) error {
 func (f *PlanFlags) Validate() error {
 	if err := checkDryRun(f.DryRun); err != nil {
 		return err
+	}
+	if f.NoPlan && (f.DryRun == dryRunClient || f.Output != "" || f.Force) {
+		return &exit.UsageError{Err: errors.New("--no-plan makes no plan: it cannot be combined with --dry-run=client, -o or --force"), Hint: "See --help for usage."}
 	}
 	return printers.CheckFormat(f.Output, printers.FormatJSON, printers.FormatYAML)
 }

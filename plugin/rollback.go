@@ -75,6 +75,7 @@ its definitions established.`,
 	addWaitFlag(f, &o.Wait, "the old version is installed, healthy and its definitions established")
 	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane and of the package's pull secrets.")
 	o.Plan.AddFlags(cmd, "stored versions dropped, live objects, dependents' constraints")
+	o.Plan.AddNoPlanFlag(cmd.Flags())
 	o.Source.AddFlags(f)
 	o.Cluster.AddFlags(f)
 	cmd.ValidArgsFunction = completePackages(root, false, true)

@@ -56,8 +56,9 @@ stops it with exit status 3 unless --force:
 * dependents: another installed package depends on it (according to the Lock); the
   dependents are named as KIND/NAME
 * live-objects: objects exist of a kind the package defines, counted per kind
-* explicit-dependency (--with-dependencies): a dependency nothing else needs that was
-  installed explicitly, not by the package manager; it stays, forced or not
+
+Noted, blocking nothing: explicit-dependency (--with-dependencies), a dependency
+nothing else needs that was installed explicitly, not by the package manager; it stays.
 
 Crossplane never removes dependencies: --with-dependencies also removes those that
 nothing else needs and that Crossplane's package manager installed as dependencies

@@ -130,6 +130,7 @@ stay pinned, at their new version's digest.`,
 	addWaitFlag(f, &o.Wait, "the new version is installed, healthy and its definitions established")
 	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane and of the package's pull secrets.")
 	o.Plan.AddFlags(cmd, "stored versions dropped, live objects, dependents' constraints, downgrades")
+	o.Plan.AddNoPlanFlag(cmd.Flags())
 	f.BoolVar(&o.Plan.Force, "skip-preflight", false, "")
 	_ = f.MarkDeprecated("skip-preflight", "use --force")
 	o.Source.AddFlags(f)
@@ -166,6 +167,9 @@ func (o *UpgradeOptions) Validate() error {
 	}
 	if o.Pin && o.Activate && o.version == "" && !o.All {
 		return &exit.UsageError{Err: fmt.Errorf("--pin needs a VERSION (or none of --activate): --activate alone changes no reference"), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
+	}
+	if o.Plan.NoPlan && o.All {
+		return &exit.UsageError{Err: fmt.Errorf("--no-plan is for one package: upgrade --all plans every step"), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
 	}
 	if o.Plan.DryRun != dryRunNone && (o.Atomic || o.Wait.d > 0) {
 		return &exit.UsageError{Err: fmt.Errorf("--dry-run cannot be combined with --atomic or --wait"), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
@@ -238,15 +242,19 @@ func (o *UpgradeOptions) waitable(p *cluster.Package) error {
 // the plan, applies it and says what happened: what upgrade and rollback
 // share.
 func runChange(ctx context.Context, r *Root, pf *PlanFlags, change *lifecycle.Change, action string, in *lifecycle.Installed, target string, ao lifecycle.ApplyOptions) error {
-	plan, err := change.Plan(ctx, action, in, target)
-	if err != nil {
-		if !pf.Force {
-			return fmt.Errorf("%w; pass --force to %s without a plan", err, action)
-		}
-		fmt.Fprintf(r.IOStreams.ErrOut, "Warning: %s; going ahead without a plan (--force)\n", exit.Message(err))
+	var plan *lifecycle.Plan
+	if pf.NoPlan {
+		fmt.Fprintf(r.IOStreams.ErrOut, "Warning: going ahead without a plan (--no-plan): nothing checked what the %s does\n", action)
 		plan = lifecycle.NewPlan(action, lifecycle.KindName(in.Package), in.Package.Source, target)
-	} else if proceed, err := pf.gate(r, plan); !proceed || err != nil {
-		return err
+	} else {
+		var err error
+		if plan, err = change.Plan(ctx, action, in, target); err != nil {
+			// --force overrides a plan's findings, never a missing plan.
+			return fmt.Errorf("nothing changed, the %s could not be planned (--no-plan makes it without a plan): %w", action, err)
+		}
+		if proceed, err := pf.gate(r, plan); !proceed || err != nil {
+			return err
+		}
 	}
 	// With -o the plan is what stdout holds; the results go to stderr.
 	out := r.IOStreams.Out

@@ -169,3 +169,28 @@ func TestAtomicUpgradeRollsBackWhenInterrupted(t *testing.T) {
 		t.Errorf("after the interrupted --atomic upgrade the package points at %s", src)
 	}
 }
+
+// TestForceNeverGoesAheadWithoutAPlan: a target the plan cannot read
+// (here a tag its registry does not have) stops the upgrade with nothing
+// changed, --force or not: --force overrides findings, not a missing
+// plan. --no-plan makes the change without one, saying so.
+func TestForceNeverGoesAheadWithoutAPlan(t *testing.T) {
+	l := newLifecycle(t)
+	old, _ := pushSample(t, l.env, "provider-nop", "v0.2.1")
+	const name = "unplanned-nop"
+	l.mgr.Manage(name, pkgmanager.Behaviour{})
+	x := clitest.New(t).WithEnv(l.env)
+	t.Cleanup(func() { x.Run("uninstall", name) })
+	x.Run("install", "provider", old, name, "--wait=60s").Succeeds(t)
+	r := x.Run("upgrade", name, "v9.9.9", "--force").Fails(t, 1)
+	contains(t, "forced upgrade without a plan", r.Stderr, "error: nothing changed, the upgrade could not be planned (--no-plan makes it without a plan): plan the upgrade of provider/"+name+": ", "MANIFEST_UNKNOWN")
+	if src := l.packageSource(t, name); src != old {
+		t.Fatalf("an upgrade whose plan could not be made changed the package to %s", src)
+	}
+	x.Run("upgrade", name, "v9.9.9", "--no-plan", "--force").Fails(t, 1)
+	r = x.Run("upgrade", name, "v9.9.9", "--no-plan").Succeeds(t)
+	contains(t, "upgrade --no-plan", r.Stderr, "Warning: going ahead without a plan (--no-plan): nothing checked what the upgrade does")
+	if src := l.packageSource(t, name); !strings.HasSuffix(src, ":v9.9.9") {
+		t.Errorf("upgrade --no-plan left the package at %s", src)
+	}
+}

@@ -151,13 +151,15 @@ func exclusiveDependencies(lock []cluster.LockPackage, all, named []*cluster.Pac
 }
 
 // explicitDependencyFinding: a dependency nothing else needs that the
-// package manager did not install, which --with-dependencies leaves.
+// package manager did not install, which --with-dependencies leaves. A
+// fact, not a danger: nothing it stops could go wrong, so it is INFO, and
+// the uninstall goes ahead without it.
 func explicitDependencyFinding(p *cluster.Package) Finding {
 	who := "no record of who set its package (no managedFields)"
 	if _, owners := cluster.PackageOrigin(p.Object); len(owners) > 0 {
 		who = "its package was set by " + strings.Join(owners, ", ") + ", not only by the package manager"
 	}
-	return Finding{Rule: RuleExplicitDependency, Severity: Blocking, Object: KindName(p),
+	return Finding{Rule: RuleExplicitDependency, Severity: Info, Object: KindName(p),
 		Message: fmt.Sprintf("%s (%s) is needed by nothing else but was installed explicitly (%s): --with-dependencies removes only what the package manager installed, so it stays; uninstall it by name to remove it too",
 			KindName(p), cluster.RefRepository(p.Source), who)}
 }
