@@ -181,6 +181,17 @@ func (h *hostileRun) extract(t *testing.T, form, src string) {
 		t.Errorf("extract changed the working directory: %v, was %v", got, home)
 	}
 	noEscapee(t, parent, h.x.Home())
+	if h.c.Outcome == hostile.Unreadable && !h.c.InDocuments {
+		// To stdout (extract REF | kubectl apply -f -), the raw stream
+		// (its documents are not parsed): a layer it refuses puts not a
+		// byte there, whatever part of it breaks (a second package.yaml,
+		// a truncated stream).
+		r := h.run(t, form, "extract to stdout", "extract", src)
+		h.refuses(t, r, 1)
+		if r.Stdout != "" {
+			t.Errorf("extract to stdout of a package it refuses wrote %d bytes to stdout first", len(r.Stdout))
+		}
+	}
 }
 
 func (h *hostileRun) validate(t *testing.T, form, src string) {

@@ -18,7 +18,8 @@ type File struct {
 
 // CreateFile starts writing path.
 func CreateFile(path string) (*File, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	removeStale(path)
+	f, err := os.CreateTemp(filepath.Dir(path), stagingPattern(path))
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
@@ -78,7 +79,8 @@ func CreateDir(dir string) (*Dir, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o777); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-*")
+	removeStale(dir)
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), stagingPattern(dir))
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}

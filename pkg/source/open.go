@@ -75,6 +75,9 @@ func openImage(img v1.Image, info Info, o Options, verifyBlobs bool) (*Package, 
 		opened.close()
 		return nil, err
 	}
+	if o.VerifyFirst {
+		return p.readWhole()
+	}
 	return p, nil
 }
 
@@ -98,6 +101,37 @@ func readLayer(l *openedLayer, info Info, what string) (*Package, error) {
 	}
 	info.Format = FormatLegacy
 	return &Package{Info: info, legacy: s.legacy, close: l.close}, nil
+}
+
+// readWhole reads the package's stream to an unlinked temporary file and
+// checks the rest of its layer (a second package.yaml, a truncated tar or
+// gzip stream, the digest) before handing out a byte: for VerifyFirst,
+// nothing of a package that is then refused reaches its reader.
+func (p *Package) readWhole() (*Package, error) {
+	if p.stream == nil {
+		return p, nil
+	}
+	spool, err := spoolFile()
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	_, err = io.Copy(spoolWriter{spool}, p.stream)
+	if ferr := p.finish(); ferr != nil && !errors.Is(err, errSpool) {
+		err = ferr // the layer's fault says more than the stream it broke
+	}
+	if err == nil {
+		_, err = spool.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		spool.Close()
+		p.close()
+		return nil, err
+	}
+	closeLayer := p.close
+	p.stream, p.finish = spool, func() error { return nil }
+	p.close = func() error { return errors.Join(spool.Close(), closeLayer()) }
+	return p, nil
 }
 
 func seen(names []string) string {

@@ -69,6 +69,10 @@ type Case struct {
 	// KindKnown: the meta object is fine, so install learns the kind
 	// (BreaksRules only).
 	KindKnown bool
+	// InDocuments: what is wrong lies in the stream's documents (their
+	// number or size), which only a reader that parses them sees: extract
+	// to stdout hands out the raw stream.
+	InDocuments bool
 	// CorruptBlob, when set, is a blob that readers must get with a byte
 	// changed: a registry checks digests on upload and would refuse it, so
 	// serve it through a proxy that flips a byte, or flip it in an OCI

@@ -58,7 +58,7 @@ func streamCases(b *builder) {
 	for giant.Len() < 40<<20 {
 		giant.WriteString(line)
 	}
-	stream(Case{Name: "giant-document", About: "a single 40 MB document",
+	stream(Case{Name: "giant-document", About: "a single 40 MB document", InDocuments: true,
 		Want: fmt.Sprintf("document 0 is larger than %d bytes", MaxDocumentBytes)}, giant.String(), metaDoc)
 
 	const depth = 100000
@@ -74,7 +74,7 @@ func streamCases(b *builder) {
 		Want: "not a YAML mapping but a list", Outcome: Malformed}, "- apiVersion: v1\n- kind: ConfigMap\n", metaDoc)
 
 	flood := strings.Repeat("a: 1\n---\n", MaxDocuments+1) + metaDoc
-	b.add(Case{Name: "document-flood", About: fmt.Sprintf("%d documents before the meta object", MaxDocuments+1),
+	b.add(Case{Name: "document-flood", About: fmt.Sprintf("%d documents before the meta object", MaxDocuments+1), InDocuments: true,
 		Artifact: b.gzStream([]byte(flood)), Want: fmt.Sprintf("more than %d documents", MaxDocuments)})
 
 	// Documents that hold only a comment are skipped without being counted
@@ -83,7 +83,7 @@ func streamCases(b *builder) {
 	// the run short and is still 6 million documents.
 	const commentBytes = 48 << 20
 	comments := gzFlood(tarHeader(b, fixture.StreamFile, commentBytes), []byte("# -\n---\n"), commentBytes, make([]byte, 1024))
-	b.add(Case{Name: "comment-flood", About: "a 75 KB layer whose package.yaml is 6 million documents holding only a comment",
+	b.add(Case{Name: "comment-flood", About: "a 75 KB layer whose package.yaml is 6 million documents holding only a comment", InDocuments: true,
 		Artifact: b.based(fixture.RawLayer(comments)), Want: fmt.Sprintf("more than %d documents", MaxDocuments)})
 
 	// Within every limit, but flow style, which the fast decoder leaves to
