@@ -38,7 +38,7 @@ func TestStaleStagingIsRemoved(t *testing.T) {
 	defer d.Abort()
 	for name, want := range map[string]bool{
 		".out.tmp-" + dead + "-1": false, ".out.tmp-" + dead + "-4": false, // a killed run's: removed
-		".out.tmp-" + alive + "-2": true, // a running process's
+		".out.tmp-" + alive + "-2":  true, // a running process's
 		".other.tmp-" + dead + "-3": true, // another target's
 	} {
 		if _, err := os.Stat(filepath.Join(parent, name)); (err == nil) != want {
