@@ -136,7 +136,9 @@ func MetadataProblems(o *Object) []string {
 			continue
 		}
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if _, ok := m[k].(string); !ok {
+			// A value left empty (example.org/a:) is null, which reads
+			// into a string as "": Crossplane installs such a package.
+			if _, ok := m[k].(string); !ok && m[k] != nil {
 				out = append(out, fmt.Sprintf("metadata.%s[%s] is a %s (%v), not a string: quote the value in the YAML, or Crossplane refuses the package", field, k, yamlType(m[k]), m[k]))
 			}
 		}

@@ -94,8 +94,9 @@ func TestContentRules(t *testing.T) {
 			"document 0 (Configuration c): spec.dependsOn[2] names more than one package (provider, configuration) [dependency]",
 			`document 0 (Configuration c): spec.dependsOn[2] version "not-a-version" is neither a version, a semver constraint nor a digest`,
 			"document 0 (Configuration c): spec.dependsOn[3] names no package: set one of provider, configuration, function, or package [dependency]"}},
+		// A value left empty is null, which Crossplane reads as "": fine.
 		{"YAML 1.1 types in labels and annotations", []string{
-			"apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: p\n  annotations:\n    supported: yes\n    tier: 2\n    friendly: \"yes\"\n",
+			"apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: p\n  annotations:\n    supported: yes\n    tier: 2\n    friendly: \"yes\"\n    example.org/empty:\n",
 			"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.org\n  labels:\n    enabled: on\nspec:\n  group: example.org\n  names:\n    plural: widgets\n  versions:\n  - name: v1\n    served: true\n    storage: true\n"}, []string{
 			`document 0 (Provider p): metadata.annotations[supported] is a boolean (true), not a string: quote the value in the YAML, or Crossplane refuses the package [metadata-strings]`,
 			`document 0 (Provider p): metadata.annotations[tier] is a number (2), not a string`,
