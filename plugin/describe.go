@@ -119,10 +119,16 @@ func writeDescription(w io.Writer, d *cluster.Description) {
 	})
 	section(w, "Revisions", len(d.Revisions), func() {
 		t := printers.NewTable("NAME", "REVISION", "IMAGE", "STATE", "HEALTHY", "AGE")
-		for _, r := range d.Revisions {
+		for i, r := range d.Revisions { // newest first; the current one always
+			if i >= manyRows && r.Name != p.CurrentRevision {
+				continue
+			}
 			t.Row(r.Name, fmt.Sprint(r.Revision), cmp.Or(r.Image, r.Version), orNone(r.DesiredState), revisionHealth(r), age(r.Created))
 		}
 		indent(w, t)
+		if n := len(d.Revisions); n > manyRows {
+			fmt.Fprintf(w, "  … and %d older (%d revisions: -o yaml lists them all)\n", n-t.Len(), n)
+		}
 	})
 	writeObjects(w, d.Current())
 	writeMRDs(w, d)

@@ -47,7 +47,7 @@ func TestDescribeRequestsDoNotGrowWithRevisions(t *testing.T) {
 
 	want := []string{"GET /apis/pkg.crossplane.io/v1/providers/" + name, "GET /apis/pkg.crossplane.io/v1/providerrevisions",
 		"GET /apis/pkg.crossplane.io/v1beta1/locks/lock", "GET /api/v1/namespaces/default/events"}
-	for _, revisions := range []int{1, 20} {
+	for _, revisions := range []int{1, 20, 301} {
 		l.addRevisions(t, name, revisions)
 		r := x.Run("describe", "provider/"+name, "-v=6").Succeeds(t)
 		got := apiRequests(r.Stderr)
@@ -55,8 +55,18 @@ func TestDescribeRequestsDoNotGrowWithRevisions(t *testing.T) {
 			t.Errorf("with %d revisions describe made %d requests:\n%v\nwant %v", revisions, len(got), got, want)
 		}
 		r = x.Run("describe", "provider/"+name).Succeeds(t)
-		if n := len(regexp.MustCompile(`(?m)^  `+name+`-`).FindAllString(r.Stdout, -1)); n != revisions {
-			t.Errorf("describe lists %d revisions, want %d", n, revisions)
+		// Past 20 the newest 20 and the current one are listed, and the
+		// rest counted.
+		listed := revisions
+		if revisions > 20 {
+			listed = 21 // the current one is the oldest here
+			contains(t, "describe", r.Stdout, fmt.Sprintf("  … and %d older (%d revisions: -o yaml lists them all)\n", revisions-listed, revisions))
+		}
+		if n := len(regexp.MustCompile(`(?m)^  `+name+`-`).FindAllString(r.Stdout, -1)); n != listed {
+			t.Errorf("describe lists %d of %d revisions, want %d", n, revisions, listed)
+		}
+		if !regexp.MustCompile(`(?m)^  ` + pkgmanager.RevisionName(name, ref) + ` +1 `).MatchString(r.Stdout) {
+			t.Errorf("describe does not list the current revision:\n%s", r.Stdout)
 		}
 	}
 }
