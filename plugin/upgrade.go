@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -227,6 +228,11 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 	return runChange(ctx, o.root, &o.Plan, change, lifecycle.ActionUpgrade, in, target, lifecycle.ApplyOptions{Wait: o.Wait.d, Atomic: o.Atomic})
 }
 
+// refShown is how the result line names a reference, as the plan's header
+// does: under Manual activation what runs (the plan's From) may differ
+// from what spec.package named before the change.
+func refShown(ref string) string { return cmp.Or(cluster.RefTag(ref), cluster.RefVersion(ref)) }
+
 // waitable refuses --wait for a package with Manual activation without
 // --activate: its new revision waits to be activated, so the wait could
 // only time out.
@@ -245,7 +251,7 @@ func runChange(ctx context.Context, r *Root, pf *PlanFlags, change *lifecycle.Ch
 	var plan *lifecycle.Plan
 	if pf.NoPlan {
 		fmt.Fprintf(r.IOStreams.ErrOut, "Warning: going ahead without a plan (--no-plan): nothing checked what the %s does\n", action)
-		plan = lifecycle.NewPlan(action, lifecycle.KindName(in.Package), in.Package.Source, target)
+		plan = lifecycle.NewPlan(action, lifecycle.KindName(in.Package), in.Image, target)
 	} else {
 		var err error
 		if plan, err = change.Plan(ctx, action, in, target); err != nil {
@@ -268,9 +274,9 @@ func runChange(ctx context.Context, r *Root, pf *PlanFlags, change *lifecycle.Ch
 	case err != nil:
 		return changeError(ctx, fmt.Errorf("%s %s: %w", action, plan.Package, err))
 	case ao.DryRun:
-		fmt.Fprintf(out, "%s would be %s from %s to %s (server dry run: nothing changed)\n", plan.Package, verb, in.Package.Version, updated.Version)
+		fmt.Fprintf(out, "%s would be %s from %s to %s (server dry run: nothing changed)\n", plan.Package, verb, refShown(plan.From), updated.Version)
 	default:
-		fmt.Fprintf(out, "%s %s from %s to %s\n", plan.Package, verb, in.Package.Version, updated.Version)
+		fmt.Fprintf(out, "%s %s from %s to %s\n", plan.Package, verb, refShown(plan.From), updated.Version)
 	}
 	return nil
 }

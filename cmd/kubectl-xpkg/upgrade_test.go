@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,14 @@ func TestUpgradeManualActivation(t *testing.T) {
 	r = x.Run("upgrade", name, "v0.9.0", "--activate").Succeeds(t) // back to the first, inactive since
 	oldRev := pkgmanager.RevisionName(name, old)
 	contains(t, "activate", r.Stdout, "revision "+oldRev+" activated")
+	// The result line says "from" what the plan's header says (the image
+	// of the revision it plans from, v0.9.0's), not spec.package's
+	// v0.10.8, which never ran.
+	header := regexp.MustCompile(`Plan: upgrade function/` + name + ` from \S+:(v[0-9.]+) to `).FindStringSubmatch(r.Stderr)
+	result := regexp.MustCompile(`function/` + name + ` upgraded from (\S+) to v0.9.0`).FindStringSubmatch(r.Stdout)
+	if header == nil || result == nil || header[1] != result[1] {
+		t.Errorf("the plan's header and the result line disagree on from:\n%s%s", r.Stderr, r.Stdout)
+	}
 	if s := l.desiredStates(t, "functionrevisions", name); s[oldRev] != "Active" {
 		t.Errorf("revisions: %v", s)
 	}
