@@ -284,6 +284,16 @@ func TestRollbackTarget(t *testing.T) {
 			t.Errorf("--to-revision %q: %q, %v; want %q, %q", c.to, got, err, c.want, c.err)
 		}
 	}
+	// An upgrade Crossplane could not unpack: the package points at an
+	// image with no revision, the current revision is still the one that
+	// ran: back to it.
+	moved := *in.Package
+	moved.Source = provRepo + ":v9.9.9"
+	failed := *in
+	failed.Package = &moved
+	if got, err := RollbackTarget(&failed, ""); got != provRepo+":v1.1.0" || err != nil {
+		t.Errorf("after an upgrade Crossplane could not unpack: %q, %v; want back to what runs", got, err)
+	}
 	in.Revisions = in.Revisions[:1] // only the current one kept
 	if _, err := RollbackTarget(in, ""); err == nil || !strings.Contains(err.Error(), "keeps no revision older than provider-stored-bbb") {
 		t.Errorf("no older revision: %v", err)

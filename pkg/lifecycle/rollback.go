@@ -31,6 +31,12 @@ func RollbackTarget(in *Installed, toRevision string) (string, error) {
 	if cur == nil {
 		return "", fmt.Errorf("%s has no current revision yet: nothing to roll back from", KindName(pkg))
 	}
+	// The package points at an image that has no revision of its own (one
+	// Crossplane could not unpack: it keeps the revision it had): back
+	// to what still runs.
+	if cur.Image != "" && pkg.Source != cur.Image {
+		return cur.Image, nil
+	}
 	// Revisions are newest first: the first older one with another image.
 	for _, r := range in.Revisions {
 		if r.Revision < cur.Revision && r.Image != "" && r.Image != cur.Image {
