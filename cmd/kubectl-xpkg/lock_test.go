@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,4 +66,48 @@ func TestStalledLock(t *testing.T) {
 	contains(t, "get", x.Run("get").Succeeds(t).Stderr, "Warning: "+warning)
 	contains(t, "tree", x.Run("tree", name).Succeeds(t).Stderr, "Warning: "+warning)
 	contains(t, "describe", x.Run("describe", "provider/"+name).Succeeds(t).Stdout, "Lock:               "+warning)
+}
+
+var configurationsGVR = schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: "configurations"}
+
+// TestUninstallWithDependenciesSaysWhatItLeft: the configuration does not
+// go (a finalizer holds it): the wait for it ends at --wait, naming the
+// finalizer, and the error names the dependency it left installed.
+func TestUninstallWithDependenciesSaysWhatItLeft(t *testing.T) {
+	l := newLifecycle(t)
+	provRef, _ := pushSample(t, l.env, "provider-nop", "v0.4.0")
+	cfgRef, _ := pushSample(t, l.env, "configuration-aws-network", "v0.23.0")
+	dep := pkgmanager.Dependency{Package: provRef[:strings.LastIndex(provRef, ":")], Constraints: ">=v0.2.0", Type: "Provider", Install: provRef, As: "left-nop"}
+	l.mgr.Manage("left-nop", pkgmanager.Behaviour{})
+	l.mgr.Manage("held-network", pkgmanager.Behaviour{DependsOn: []pkgmanager.Dependency{dep}})
+	x := clitest.New(t).WithEnv(l.env)
+	ctx := context.Background()
+	setFinalizers := func(f []string) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			u, err := l.dyn.Resource(configurationsGVR).Get(ctx, "held-network", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			u.SetFinalizers(f)
+			_, err = l.dyn.Resource(configurationsGVR).Update(ctx, u, metav1.UpdateOptions{})
+			return err
+		})
+	}
+	t.Cleanup(func() {
+		_ = setFinalizers(nil)
+		x.Run("uninstall", "configuration/held-network")
+		x.Run("uninstall", "provider/left-nop")
+	})
+	x.Run("install", "configuration", cfgRef, "held-network", "--wait=60s").Succeeds(t)
+	awaitHealthy(t, l.dyn, providersGVR, "left-nop")
+	if err := setFinalizers([]string{"example.org/hold"}); err != nil {
+		t.Fatal(err)
+	}
+	r := x.Run("uninstall", "configuration/held-network", "--with-dependencies", "--yes", "--wait=3s").Fails(t, 124)
+	contains(t, "uninstall held by a finalizer", r.Stderr, "Waiting up to 3s for the packages to go before removing their dependencies",
+		"configuration/held-network still exists (deleted ", "held by its finalizers example.org/hold)",
+		"; the dependencies were left installed: provider/left-nop (uninstall them by name once the packages are gone)")
+	if !l.providerExists(t, "left-nop") {
+		t.Error("the dependency went though its dependent did not")
+	}
 }

@@ -203,8 +203,8 @@ func (c *Cluster) WaitDeleted(ctx context.Context, p *Package, d time.Duration, 
 	var pending []string
 	err := w.run(ctx, func() (bool, error) {
 		pending = nil
-		if w.cached(p.Kind, p.Name) != nil {
-			pending = append(pending, what+" still exists")
+		if u := w.cached(p.Kind, p.Name); u != nil {
+			pending = append(pending, what+" still exists"+heldBy(u))
 		} else {
 			pr.say("%s: deleted", what)
 		}
@@ -229,6 +229,15 @@ func (c *Cluster) WaitDeleted(ctx context.Context, p *Package, d time.Duration, 
 		return len(pending) == 0, nil
 	})
 	return timeout(err, "deletion of "+what, d, pending)
+}
+
+// heldBy says what keeps an object whose deletion was asked for: its
+// finalizers, which the controllers that set them must remove.
+func heldBy(u *unstructured.Unstructured) string {
+	if u.GetDeletionTimestamp() == nil || len(u.GetFinalizers()) == 0 {
+		return ""
+	}
+	return " (deleted " + u.GetDeletionTimestamp().UTC().Format(time.RFC3339) + ", held by its finalizers " + strings.Join(u.GetFinalizers(), ", ") + ")"
 }
 
 func orDash(s string) string {

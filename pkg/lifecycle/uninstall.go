@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -197,7 +198,7 @@ type UninstallOptions struct {
 }
 
 // DefaultDependencyWait is how long to wait for the named packages to go
-// before their dependencies are removed, when no longer wait was asked.
+// before their dependencies are removed, when no --wait says how long.
 const DefaultDependencyWait = 5 * time.Minute
 
 // Run deletes the named packages, then (once they and their Lock entries
@@ -216,9 +217,10 @@ func (u *Uninstall) Run(ctx context.Context, up *UninstallPlan, o UninstallOptio
 		return err
 	}
 	if len(up.Dependencies) > 0 && !o.DryRun {
-		fmt.Fprintln(o.Progress, "Waiting for the packages to go before removing their dependencies")
-		if err := u.wait(ctx, up.Named, max(o.Wait, DefaultDependencyWait), o.Progress); err != nil {
-			return err
+		d := cmp.Or(o.Wait, DefaultDependencyWait)
+		fmt.Fprintf(o.Progress, "Waiting up to %s for the packages to go before removing their dependencies\n", cluster.Round(d))
+		if err := u.wait(ctx, up.Named, d, o.Progress); err != nil {
+			return &LeftError{Err: err, Left: up.Dependencies}
 		}
 	}
 	deps := make([]string, len(up.Dependencies))
@@ -238,6 +240,24 @@ func (u *Uninstall) Run(ctx context.Context, up *UninstallPlan, o UninstallOptio
 	}
 	return u.wait(ctx, up.Named, o.Wait, o.Progress)
 }
+
+// LeftError is an uninstall --with-dependencies that stopped (timed out,
+// interrupted) before it removed the dependencies: they are named, since
+// nothing else will remove them.
+type LeftError struct {
+	Err  error
+	Left []*cluster.Package
+}
+
+func (e *LeftError) Error() string {
+	left := make([]string, len(e.Left))
+	for i, p := range e.Left {
+		left[i] = KindName(p)
+	}
+	return fmt.Sprintf("%v; the dependencies were left installed: %s (uninstall them by name once the packages are gone)", e.Err, strings.Join(left, ", "))
+}
+
+func (e *LeftError) Unwrap() error { return e.Err }
 
 // ChangedError is a change that the cluster's state, changed since the
 // change was planned, stopped before it was made.
