@@ -131,9 +131,9 @@ func testLegacyGeneration(t *testing.T, g legacyGeneration) {
 	r = x.Run("describe", strings.ToLower(g.kind)+"/aws").Succeeds(t)
 	contains(t, "describe", r.Stdout, "Package:            registry.crossplane.io/crossplane/provider-aws:v0.1.0", "Current revision:   aws", "Ready")
 
-	// The images are made up: the preflight, which reads them, would try
-	// to reach a registry off this machine (its own tests use the local one).
-	r = x.Run("upgrade", strings.ToLower(g.kind)+"/aws", "v0.2.0", "--skip-preflight").Succeeds(t)
+	// The images are made up: the plan, which reads them, would try to
+	// reach a registry off this machine (its own tests use the local one).
+	r = x.Run("upgrade", strings.ToLower(g.kind)+"/aws", "v0.2.0", "--no-plan").Succeeds(t)
 	contains(t, "upgrade", r.Stdout, "upgraded from v0.1.0 to v0.2.0")
 	u, _ = dyn.Resource(gvr).Namespace("default").Get(ctx, "aws", metav1.GetOptions{})
 	if pkg, _, _ := unstructured.NestedString(u.Object, "spec", "package"); pkg != "crossplane/provider-aws:v0.2.0" {

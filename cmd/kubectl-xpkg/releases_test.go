@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
@@ -84,7 +82,7 @@ func TestDigestsAndRollbackOnBothReleases(t *testing.T) {
 		contains(t, "describe", x.Run("describe", "provider/"+name).Succeeds(t).Stdout, "Digest:             <unknown>\n")
 
 		x.Run("upgrade", name, "v0.4.0", "--pin", "--wait=60s").Succeeds(t)
-		p := l.providerSpec(t, name)
+		p := l.packageSource(t, name)
 		digest := cluster.RefDigest(p)
 		if !strings.HasPrefix(p, newer+"@sha256:") {
 			t.Fatalf("upgrade --pin wrote %s", p)
@@ -108,21 +106,10 @@ func TestDigestsAndRollbackOnBothReleases(t *testing.T) {
 		contains(t, "describe after rollback", x.Run("describe", "provider/"+name).Succeeds(t).Stdout, "Digest:             <unknown>\n")
 
 		x.Run("rollback", name, "--to-revision", "2", "--wait=60s").Succeeds(t)
-		if got := l.providerSpec(t, name); got != p {
+		if got := l.packageSource(t, name); got != p {
 			t.Errorf("rollback --to-revision 2 points at %s, want %s", got, p)
 		}
 	})
-}
-
-// providerSpec is a provider's spec.package.
-func (l *lifecycle) providerSpec(t *testing.T, name string) string {
-	t.Helper()
-	u, err := l.dyn.Resource(providersGVR).Get(context.Background(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _, _ := unstructured.NestedString(u.Object, "spec", "package")
-	return s
 }
 
 // TestManualActivationWaitEndsAtOnce: under Manual activation nothing
