@@ -63,31 +63,13 @@ func TestSetPackageLosesARaceOnTheRealAPIServer(t *testing.T) {
 			t.Cleanup(func() { x.Run("uninstall", name) })
 			x.Run("install", "provider", "example.org/race/provider-nop:v0.2.1", name).Succeeds(t)
 
-			flags := genericclioptions.NewConfigFlags(false)
-			flags.KubeConfig = &l.env.Kubeconfig
-			flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
-				c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-					return &beforePatch{next: rt, path: "/providers/" + name, edit: func() {
-						err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-							u, err := l.dyn.Resource(providersGVR).Get(ctx, name, metav1.GetOptions{})
-							if err != nil {
-								return err
-							}
-							race.edit(u)
-							_, err = l.dyn.Resource(providersGVR).Update(ctx, u, metav1.UpdateOptions{})
-							return err
-						})
-						if err != nil {
-							t.Errorf("the other writer: %v", err)
-						}
-					}}
-				})
-				return c
-			}
-			c, err := cluster.Connect(cluster.NewClients(flags), "")
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := l.connect(t, func(rt http.RoundTripper) http.RoundTripper {
+				return &beforePatch{next: rt, path: "/providers/" + name, edit: func() {
+					if err := l.editProvider(ctx, name, race.edit); err != nil {
+						t.Errorf("the other writer: %v", err)
+					}
+				}}
+			})
 			planned, err := c.Get(ctx, "Provider", name)
 			if err != nil {
 				t.Fatal(err)
@@ -102,4 +84,38 @@ func TestSetPackageLosesARaceOnTheRealAPIServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// editProvider is another writer's change of a provider: read, edited by
+// f, updated, again while it conflicts.
+func (l *lifecycle) editProvider(ctx context.Context, name string, f func(u *unstructured.Unstructured)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		u, err := l.dyn.Resource(providersGVR).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		f(u)
+		_, err = l.dyn.Resource(providersGVR).Update(ctx, u, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// connect is the plugin's cluster client for the test environment, as
+// the verbs build it from kubectl's flags; wrap, when set, wraps its
+// transport.
+func (l *lifecycle) connect(t *testing.T, wrap func(http.RoundTripper) http.RoundTripper) *cluster.Cluster {
+	t.Helper()
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &l.env.Kubeconfig
+	if wrap != nil {
+		flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
+			c.Wrap(wrap)
+			return c
+		}
+	}
+	c, err := cluster.Connect(cluster.NewClients(flags), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
@@ -230,28 +229,14 @@ func TestSetPackageKeepsToThePlan(t *testing.T) {
 	t.Cleanup(func() { x.Run("uninstall", name) })
 	x.Run("install", "provider", "example.org/planned/provider-nop:v0.2.1", name).Succeeds(t)
 
-	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig = &l.env.Kubeconfig
-	c, err := cluster.Connect(cluster.NewClients(flags), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := l.connect(t, nil)
 	planned, err := c.Get(ctx, "Provider", name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	edit := func(f func(u *unstructured.Unstructured)) {
 		t.Helper()
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			u, err := l.dyn.Resource(providersGVR).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			f(u)
-			_, err = l.dyn.Resource(providersGVR).Update(ctx, u, metav1.UpdateOptions{})
-			return err
-		})
-		if err != nil {
+		if err := l.editProvider(ctx, name, f); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -127,17 +127,12 @@ func (pr *progress) revision(who string, r *Revision) {
 // dependenciesPending lists the dependencies of p's current revision that
 // are not yet installed and healthy, printing each one's progress.
 func (c *Cluster) dependenciesPending(w *watcher, p *Package, pr *progress) []string {
-	gvr, name, ok := c.dialect.LockResource()
-	if !ok {
+	if _, _, ok := c.dialect.LockResource(); !ok {
 		return nil
 	}
-	lu, err := w.factory.ForResource(gvr).Lister().Get(name)
-	if err != nil {
+	lockObj := c.watchedLock(w)
+	if lockObj == nil {
 		return []string{"the Lock does not list " + p.Name + " yet"}
-	}
-	lockObj, ok := lu.(*unstructured.Unstructured)
-	if !ok {
-		return []string{"the Lock is unreadable"}
 	}
 	lock := c.dialect.ReadLock(lockObj)
 	entry, ok := LockEntry(lock, p)
@@ -163,9 +158,9 @@ func (c *Cluster) dependenciesPending(w *watcher, p *Package, pr *progress) []st
 	return pending
 }
 
-// lockCondition is the watched Lock's Resolved condition when it is not
-// resolved.
-func (c *Cluster) lockCondition(w *watcher) *Condition {
+// watchedLock is the Lock as the watch holds it, nil when the dialect has
+// none or it is not there (yet).
+func (c *Cluster) watchedLock(w *watcher) *unstructured.Unstructured {
 	gvr, name, ok := c.dialect.LockResource()
 	if !ok {
 		return nil
@@ -174,11 +169,17 @@ func (c *Cluster) lockCondition(w *watcher) *Condition {
 	if err != nil {
 		return nil
 	}
-	u, ok := lu.(*unstructured.Unstructured)
-	if !ok {
-		return nil
+	u, _ := lu.(*unstructured.Unstructured)
+	return u
+}
+
+// lockCondition is the watched Lock's Resolved condition when it is not
+// resolved.
+func (c *Cluster) lockCondition(w *watcher) *Condition {
+	if u := c.watchedLock(w); u != nil {
+		return LockUnresolved(u)
 	}
-	return LockUnresolved(u)
+	return nil
 }
 
 func (c *Cluster) findBySource(w *watcher, repo string) *Package {
