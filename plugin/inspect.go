@@ -129,6 +129,12 @@ func writeInspect(w io.Writer, r *inspect.Report) error {
 			fmt.Fprintf(&b, "  %s: %s\n", k, firstLine(r.Annotations[k]))
 		}
 	}
+	if len(r.Problems) > 0 {
+		b.WriteString("Problems:\n")
+		for _, p := range r.Problems {
+			fmt.Fprintf(&b, "  %s\n", p)
+		}
+	}
 	total := 0
 	for _, k := range r.Objects {
 		total += k.Count

@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -117,4 +120,35 @@ func equalCounts(a, b map[string]int) bool {
 		}
 	}
 	return true
+}
+
+// TestInspectShowsAnnotationsThatAreNoStrings: an annotation YAML reads as
+// a number or a boolean is shown as written, with the problem it is
+// (Crossplane refuses the package), not dropped; an empty one is "".
+func TestInspectShowsAnnotationsThatAreNoStrings(t *testing.T) {
+	dir := t.TempDir()
+	meta := "apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: typed\n  annotations:\n" +
+		"    descriptionShort: 42\n    meta.crossplane.io/readme: true\n    license:\n    company: Example\n"
+	if err := os.WriteFile(filepath.Join(dir, "crossplane.yaml"), []byte(meta), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x := clitest.New(t)
+	r := x.Run("inspect", dir, "-o", "json").Succeeds(t)
+	var doc struct {
+		Annotations map[string]string
+		Problems    []string
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("inspect -o json: %v\n%s", err, r.Stdout)
+	}
+	want := map[string]string{"descriptionShort": "42", "meta.crossplane.io/readme": "true", "license": "", "company": "Example"}
+	if !maps.Equal(doc.Annotations, want) {
+		t.Errorf("annotations %v; want %v", doc.Annotations, want)
+	}
+	if len(doc.Problems) != 2 || !strings.Contains(doc.Problems[0], "metadata.annotations[descriptionShort] is a") ||
+		!strings.Contains(doc.Problems[1], "metadata.annotations[meta.crossplane.io/readme] is a") {
+		t.Errorf("problems %q; want the two annotations that are no strings", doc.Problems)
+	}
+	r = x.Run("inspect", dir).Succeeds(t)
+	contains(t, "inspect", r.Stdout, "  descriptionShort: 42\n", "Problems:\n  metadata.annotations[descriptionShort] is a")
 }

@@ -29,7 +29,11 @@ type Report struct {
 	DependsOn    []xpkg.Dependency `json:"dependsOn,omitempty"`
 	Capabilities []string          `json:"capabilities,omitempty"`
 	Annotations  map[string]string `json:"annotations,omitempty"`
-	Objects      []KindCount       `json:"objects"`
+	// Problems are what in the meta object Crossplane refuses: labels and
+	// annotations whose values are not strings (shown in Annotations as
+	// YAML wrote them).
+	Problems []string    `json:"problems,omitempty"`
+	Objects  []KindCount `json:"objects"`
 	// Runtime says what runs the package: a controller image the meta
 	// object names, the package image itself (an embedded runtime), or
 	// nothing (a configuration).
@@ -102,6 +106,7 @@ func Read(p *source.Package, limits xpkg.Limits) (*Report, error) {
 	r.Crossplane, r.DependsOn = meta.Crossplane, meta.DependsOn
 	r.Capabilities = stringSlice(meta.Content, "spec", "capabilities")
 	r.Annotations = annotations(meta.Content)
+	r.Problems = xpkg.MetadataProblems(meta.Object)
 	for k, n := range counts {
 		r.Objects = append(r.Objects, KindCount{APIVersion: k[0], Kind: k[1], Count: n})
 	}
@@ -133,9 +138,16 @@ func annotations(raw map[string]any) map[string]string {
 	as, _ := md["annotations"].(map[string]any)
 	out := map[string]string{}
 	for k, v := range as {
-		s, ok := v.(string)
-		if ok && (strings.HasPrefix(k, "meta.crossplane.io/") || slices.Contains(bareAnnotations, k)) {
-			out[k] = s
+		if !strings.HasPrefix(k, "meta.crossplane.io/") && !slices.Contains(bareAnnotations, k) {
+			continue
+		}
+		switch v := v.(type) {
+		case string:
+			out[k] = v
+		case nil:
+			out[k] = "" // as Crossplane reads it
+		default:
+			out[k] = fmt.Sprint(v) // not a string: Problems says so
 		}
 	}
 	if len(out) == 0 {
