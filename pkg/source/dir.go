@@ -19,7 +19,8 @@ const MetaFile = "crossplane.yaml"
 // DirStream builds the package.yaml stream of a package source directory the
 // way crossplane xpkg build does: crossplane.yaml first, then every other
 // YAML file in lexical path order. examples/ directories, hidden directories
-// and non-YAML files are skipped; symbolic links are not followed.
+// and non-YAML files are skipped; a symbolic link is followed only to a
+// regular file inside the directory.
 func DirStream(dir string) ([]byte, error) {
 	r, err := OpenDirStream(dir)
 	if err != nil {
@@ -32,18 +33,38 @@ func DirStream(dir string) ([]byte, error) {
 // OpenDirStream is DirStream read file by file, as it is consumed: the
 // stream is never whole in memory.
 func OpenDirStream(dir string) (io.ReadCloser, error) {
+	r, _, err := openDirStream(dir)
+	return r, err
+}
+
+// openDirStream is OpenDirStream, and a note naming the YAML files left
+// out because they are no regular files ("" when none).
+func openDirStream(dir string) (io.ReadCloser, string, error) {
 	path, err := rootFile(dir, MetaFile)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("package directory %s: %w", dir, err)
+		return nil, "", fmt.Errorf("package directory %s: %w", dir, err)
 	}
-	files, err := yamlFiles(dir)
+	files, skipped, err := yamlFiles(dir)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &dirReader{files: append([]string{path}, files...)}, nil
+	return &dirReader{files: append([]string{path}, files...)}, skippedNote(skipped), nil
+}
+
+// skippedNote names the files left out, the first few of them.
+func skippedNote(skipped []string) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	const shown = 5
+	names := strings.Join(skipped[:min(len(skipped), shown)], ", ")
+	if len(skipped) > shown {
+		names += fmt.Sprintf(" and %d more", len(skipped)-shown)
+	}
+	return fmt.Sprintf("left out %d YAML files that are no regular files: %s", len(skipped), names)
 }
 
 // dirReader reads files one after the other, joined as a package build joins them:
@@ -149,9 +170,14 @@ func rootFile(dir, name string) (string, error) {
 	return target, nil
 }
 
-func yamlFiles(dir string) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+// yamlFiles are the YAML files of a package directory but crossplane.yaml,
+// in lexical order. A symbolic link to a regular file inside the directory
+// is read, as a package build reads it; skipped are the other files that
+// are no regular files (links that lead outside or nowhere, named pipes,
+// devices), which are not read, each with what it is.
+func yamlFiles(dir string) (files, skipped []string, err error) {
+	targets := map[string]string{} // links, in the order of their names
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -162,14 +188,46 @@ func yamlFiles(dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || path == filepath.Join(dir, MetaFile) {
+		ext := filepath.Ext(name)
+		if path == filepath.Join(dir, MetaFile) || ext != ".yaml" && ext != ".yml" {
 			return nil
 		}
-		if ext := filepath.Ext(name); ext == ".yaml" || ext == ".yml" {
-			files = append(files, path)
+		rel, _ := filepath.Rel(dir, path)
+		switch {
+		case d.Type().IsRegular():
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := rootFile(dir, rel)
+			if err != nil {
+				skipped = append(skipped, fmt.Sprintf("%s (a symbolic link that leads outside the directory, nowhere or to no regular file)", rel))
+				return nil
+			}
+			targets[path] = target
+		default:
+			skipped = append(skipped, fmt.Sprintf("%s (%s)", rel, fileKind(d.Type())))
+			return nil
 		}
+		files = append(files, path)
 		return nil
 	})
 	slices.Sort(files)
-	return files, err
+	for i, f := range files {
+		if t, ok := targets[f]; ok {
+			files[i] = t
+		}
+	}
+	slices.Sort(skipped)
+	return files, skipped, err
+}
+
+// fileKind says what a file that is no regular file is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "no regular file"
 }

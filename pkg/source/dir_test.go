@@ -2,9 +2,11 @@ package source_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
@@ -84,5 +86,51 @@ func TestDirStreamReadsFileByFile(t *testing.T) {
 		if len(got) < 5<<20 || len(entries) == 0 {
 			t.Errorf("%s: %d bytes from %d files", sample, len(got), len(entries))
 		}
+	}
+}
+
+// TestDirLinksAndSpecialFiles: a YAML file linked to a regular file inside
+// the directory is read, as a package build reads it; a link that leads
+// outside, and a named pipe (whose read would block), are left out, and
+// the package's notes name them.
+func TestDirLinksAndSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	meta := "apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: p\n"
+	shared := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n"
+	outside := filepath.Join(t.TempDir(), "secret.yaml")
+	for path, body := range map[string]string{source.MetaFile: meta, "shared.txt": shared, outside: "secret: yes\n"} {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("shared.txt", filepath.Join(dir, "a-linked.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "b-outside.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "c-pipe.yaml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := source.Open(context.Background(), dir, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(p.Stream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := joined([]byte(meta), []byte(shared)); !bytes.Equal(got, want) {
+		t.Errorf("stream:\n%s\nwant:\n%s", got, want)
+	}
+	const note = "left out 2 YAML files that are no regular files: b-outside.yaml (a symbolic link that leads outside the directory, nowhere or to no regular file), c-pipe.yaml (a named pipe)"
+	if len(p.Notes) != 1 || p.Notes[0] != note {
+		t.Errorf("notes %q; want %q", p.Notes, note)
 	}
 }

@@ -31,9 +31,12 @@ func openDirectory(dir string, o Options) (*Package, error) {
 	case has("oci-layout"):
 		return openLayout(dir, o)
 	case has(MetaFile):
-		stream, err := OpenDirStream(dir)
+		stream, note, err := openDirStream(dir)
 		if err != nil {
 			return nil, err
+		}
+		if note != "" {
+			info.Notes = append(info.Notes, note)
 		}
 		info.Rule, info.Format = "package source directory: crossplane.yaml and its YAML files", FormatStream
 		return &Package{Info: info, stream: newLimitReader(stream, o.MaxUncompressed, dir), close: stream.Close}, nil
