@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +113,25 @@ func TestExtractToStdoutWritesNothingUnverified(t *testing.T) {
 	p.Clear()
 	if r := x.Run("extract", ref).Succeeds(t); !strings.Contains(r.Stdout, "kind: Provider") {
 		t.Errorf("the untampered package: %q", r.Stdout[:min(len(r.Stdout), 200)])
+	}
+}
+
+// TestUnreachableTokenServiceIsARegistryError: a registry whose token
+// service cannot be reached fails in one line that points at the
+// registry, not at the cluster's kubeconfig.
+func TestUnreachableTokenServiceIsARegistryError(t *testing.T) {
+	const deadURL = "https://token.invalid" // .invalid never resolves
+	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="%s/token",service="registry.test"`, deadURL))
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	t.Cleanup(reg.Close)
+	host := strings.TrimPrefix(reg.URL, "http://")
+	r := clitest.New(t).Run("inspect", host+"/org/provider:v1.0.0").Fails(t, 1)
+	// The reason is the resolver's: no such host, or a timeout where
+	// there is no DNS at all.
+	contains(t, "inspect", r.Stderr, "cannot reach "+deadURL+": ", " (is the registry running and the reference right?")
+	if strings.Contains(r.Stderr, "kubeconfig") {
+		t.Errorf("a registry's failure points at the cluster:\n%s", r.Stderr)
 	}
 }

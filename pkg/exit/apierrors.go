@@ -66,9 +66,24 @@ func connectionMessage(err error) (string, bool) {
 		reason = oneLine(uerr.Err.Error())
 	}
 	h := "is the server running? check --kubeconfig, --context and --server"
-	if u, perr := url.Parse(uerr.URL); perr == nil && strings.HasPrefix(u.Path, "/v2/") {
-		// The OCI distribution API: this is a registry, not the cluster.
+	if u, perr := url.Parse(uerr.URL); perr == nil && !kubePath(u.Path) {
+		// The OCI distribution API (/v2/) or a registry's token service
+		// (/token, /oauth2/token, /service/token...): not the cluster.
 		h = "is the registry running and the reference right? a registry off loopback that speaks plain HTTP needs --insecure"
 	}
 	return prefixed(err, uerr, hint("cannot reach "+host+": "+reason, h)), true
+}
+
+// kubePath tells the paths of the Kubernetes API (under any prefix a proxy
+// in the kubeconfig's server adds) from a registry's.
+func kubePath(p string) bool {
+	if p == "" || p == "/" {
+		return true
+	}
+	for _, seg := range []string{"/api", "/apis", "/version", "/openapi", "/healthz", "/livez", "/readyz"} {
+		if strings.HasSuffix(p, seg) || strings.Contains(p, seg+"/") {
+			return true
+		}
+	}
+	return false
 }
