@@ -49,7 +49,10 @@ func NewCmdOutdated(root *Root) *cobra.Command {
 
 * CURRENT: the version its active revision runs
 * WANTED: the newest version that every installed package's dependsOn constraint on
-  it admits (from the Lock): what upgrade --all moves it to
+  it admits (from the Lock, and from the versions those packages move to), and whose
+  own dependencies can be met (each installed dependency runs, or moves to, a version
+  its constraint admits; each other has a matching version in its registry): what
+  upgrade --all moves it to
 * LATEST: the newest stable version in its registry
 * DRIFT: yes when the tag it runs now names other content (another digest) than its
   active revision runs: someone pushed over the tag. Crossplane resolves a tag again
@@ -57,8 +60,10 @@ func NewCmdOutdated(root *Root) *cobra.Command {
 
 Pre-releases count for WANTED with --pre, or when the package runs one; LATEST is
 always stable. A package pinned by digest (repository:tag@sha256:...) cannot drift,
-but still shows a newer tag. -o wide adds the digest each package runs and the
-constraints that hold WANTED below LATEST.
+but still shows a newer tag. -o wide adds the digest each package runs and what
+holds WANTED below LATEST: dependents' constraints, and newer versions whose own
+dependencies cannot be met (the package manager would install them and leave them
+unhealthy).
 
 No field records the digest a revision runs; its name derives from it: up to
 Crossplane v2.3 the digest's first 12 hex digits, from v2.4 those of
@@ -68,7 +73,9 @@ digest is at hand it is <unknown>.
 
 It lists the packages (one request per package kind), reads the Lock once, and each
 distinct repository once: its tags, and the digest of the tag its packages run, a
-few repositories at a time, with the packages' pull secrets. A repository that
+few repositories at a time, with the packages' pull secrets; then the meta object of
+each version a package would move to (not the rest of its layer). Every package is
+decided, also when one kind is asked for. A repository that
 cannot be read leaves its rows marked and the exit status 1.`,
 		Example: outdatedExample,
 		GroupID: groupCluster,
@@ -199,6 +206,9 @@ func heldBy(it *lifecycle.Item) string {
 	var out []string
 	for _, h := range it.HeldBy {
 		out = append(out, h.By+" "+h.Constraint)
+	}
+	for _, b := range it.Blocked {
+		out = append(out, b.Version+" "+b.Reason)
 	}
 	return strings.Join(out, ", ")
 }

@@ -31,6 +31,11 @@ func (o *UpgradeOptions) runAll(ctx context.Context, c *cluster.Cluster) error {
 		Force:    o.Plan.Force,
 	}
 	r := o.root
+	stop, err := ua.Watch(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	plans, err := ua.Plan(ctx)
 	if err != nil {
 		return err
@@ -108,6 +113,11 @@ func showPlans(r *Root, f *PlanFlags, ps *lifecycle.Plans) error {
 			n = "1 package"
 		}
 		if _, err := fmt.Fprintf(w, "Plan: upgrade --all: %s: %s\n", n, strings.Join(names, ", ")); err != nil {
+			return err
+		}
+	}
+	for _, b := range ps.Blocked {
+		if _, err := fmt.Fprintf(w, "Not moving %s to %s: it %s\n", b.Package, b.Version, b.Reason); err != nil {
 			return err
 		}
 	}

@@ -196,8 +196,34 @@ var deploymentResource = schema.GroupVersionResource{Group: "apps", Version: "v1
 // app.kubernetes.io/version label (Crossplane's Helm chart sets it), else
 // by its image's tag. "" with the reason when it cannot: the Deployment
 // could not be read (not found, forbidden: the error says which) or names
-// no version.
+// no version. While the cluster is shared (Share) a version read is kept.
 func (c *Cluster) CrossplaneVersion(ctx context.Context, namespace string) (string, error) {
+	if c.shared == nil {
+		return c.crossplaneVersion(ctx, namespace)
+	}
+	w := c.shared
+	w.mu.Lock()
+	r, ok := c.crossplane[namespace]
+	w.mu.Unlock()
+	if ok {
+		return r.version, r.err
+	}
+	v, err := c.crossplaneVersion(ctx, namespace)
+	if ctx.Err() == nil {
+		w.mu.Lock()
+		c.crossplane[namespace] = versionRead{v, err}
+		w.mu.Unlock()
+	}
+	return v, err
+}
+
+// versionRead is what reading Crossplane's version found.
+type versionRead struct {
+	version string
+	err     error
+}
+
+func (c *Cluster) crossplaneVersion(ctx context.Context, namespace string) (string, error) {
 	u, err := c.dyn.Resource(deploymentResource).Namespace(namespace).Get(ctx, "crossplane", metav1.GetOptions{})
 	if err != nil {
 		return "", err

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +45,14 @@ func (c *Cluster) LockState(ctx context.Context) ([]LockPackage, *Condition, err
 	if !ok {
 		return nil, nil, nil
 	}
+	if c.shared != nil {
+		u := c.shared.cachedResource(gvr, name)
+		if u == nil {
+			return nil, nil, nil
+		}
+		r := c.shared.memo(u, func() any { return lockRead{c.dialect.ReadLock(u), LockUnresolved(u)} }).(lockRead)
+		return slices.Clone(r.lock), r.unresolved, nil
+	}
 	u, err := c.dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil, nil
@@ -52,6 +61,12 @@ func (c *Cluster) LockState(ctx context.Context) ([]LockPackage, *Condition, err
 		return nil, nil, fmt.Errorf("read the Lock: %w", err)
 	}
 	return c.dialect.ReadLock(u), LockUnresolved(u), nil
+}
+
+// lockRead is what LockState reads of one version of the Lock.
+type lockRead struct {
+	lock       []LockPackage
+	unresolved *Condition
 }
 
 // LockWarning is the line that says the Lock is not resolved, and what it

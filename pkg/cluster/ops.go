@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +20,10 @@ type Cluster struct {
 	namespace string
 	// rest reads lists as server-side tables (nil: through dyn).
 	rest *rest.Config
+	// shared answers List, LockState, Revisions and waits from one watch
+	// while set (Share); crossplane memoizes CrossplaneVersion meanwhile.
+	shared     *watcher
+	crossplane map[string]versionRead
 }
 
 // Connect discovers the package API the cluster serves (or the one
@@ -86,6 +89,9 @@ func (c *Cluster) List(ctx context.Context, kind, selector string) ([]*Package, 
 	kinds := c.dialect.Kinds()
 	if kind != "" {
 		kinds = []string{kind}
+	}
+	if c.shared != nil {
+		return c.sharedList(kinds, selector)
 	}
 	var out []*Package
 	for _, k := range kinds {
@@ -170,6 +176,9 @@ func (c *Cluster) Revisions(ctx context.Context, p *Package) ([]*Revision, error
 	if kind == "" {
 		return nil, nil
 	}
+	if c.shared != nil {
+		return c.sharedRevisions(kind, p), nil
+	}
 	rc, err := c.client(kind)
 	if err != nil {
 		return nil, err
@@ -182,8 +191,7 @@ func (c *Cluster) Revisions(ctx context.Context, p *Package) ([]*Revision, error
 	for i := range l.Items {
 		out = append(out, c.dialect.ReadRevision(&l.Items[i]))
 	}
-	slices.SortFunc(out, func(a, b *Revision) int { return int(b.Revision - a.Revision) })
-	return out, nil
+	return newestFirst(out), nil
 }
 
 // Lock reads the dependency Lock; a generation without one has none.

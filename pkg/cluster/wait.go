@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,9 +49,23 @@ type watcher struct {
 	changed chan struct{}
 	// denied receives the first list or watch that RBAC refused.
 	denied chan error
+	// shared: the cluster's shared watcher (Share), started already.
+	shared bool
+	// made memoizes what was read of each cached object's version.
+	mu   sync.Mutex
+	made map[memoKey]any
 }
 
+// newWatcher is a watcher for one wait: the cluster's shared one while it
+// has one (Share), else a new one.
 func (c *Cluster) newWatcher() *watcher {
+	if w := c.shared; w != nil {
+		select { // changes before this wait are read by its first check
+		case <-w.changed:
+		default:
+		}
+		return w
+	}
 	w := &watcher{c: c, factory: dynamicinformer.NewDynamicSharedInformerFactory(c.dyn, 0), changed: make(chan struct{}, 1), denied: make(chan error, 1)}
 	kinds := c.dialect.Kinds()
 	for _, k := range kinds {
@@ -95,38 +110,16 @@ func (w *watcher) watch(gvr schema.GroupVersionResource, inf cache.SharedIndexIn
 	})
 }
 
-// run starts the informers and calls check on every change until check
-// says done, or ctx ends.
+// run starts the informers (unless the watcher is the cluster's shared
+// one, running already) and calls check on every change until check says
+// done, or ctx ends.
 func (w *watcher) run(ctx context.Context, check func() (bool, error)) error {
-	// The informers stop with their own context: Shutdown waits for them.
-	ictx, stop := context.WithCancel(ctx)
-	w.factory.Start(ictx.Done())
-	defer func() {
-		stop()
-		w.factory.Shutdown()
-	}()
-	// A denied list ends the wait instead of the cache sync.
-	synced := make(chan bool, 1)
-	go func() {
-		ok := true
-		for _, s := range w.factory.WaitForCacheSync(ictx.Done()) {
-			ok = ok && s
+	if !w.shared {
+		stop, err := w.start(ctx, 0)
+		if err != nil {
+			return err
 		}
-		synced <- ok
-	}()
-	select {
-	case err := <-w.denied:
-		return err
-	case ok := <-synced:
-		if !ok {
-			select {
-			case err := <-w.denied:
-				return err
-			default:
-			}
-			// The context ended first: its deadline, or an interruption.
-			return cmp.Or(ctx.Err(), context.DeadlineExceeded)
-		}
+		defer stop()
 	}
 	for {
 		done, err := check()
@@ -142,6 +135,52 @@ func (w *watcher) run(ctx context.Context, check func() (bool, error)) error {
 		case <-time.After(2 * time.Second): // a condition may turn terminal by lasting
 		}
 	}
+}
+
+// start starts the informers and waits for their caches, at most within
+// (0: until ctx ends); stop ends them.
+func (w *watcher) start(ctx context.Context, within time.Duration) (stop func(), err error) {
+	// The informers stop with their own context: Shutdown waits for them.
+	ictx, cancel := context.WithCancel(ctx)
+	w.factory.Start(ictx.Done())
+	stop = func() {
+		cancel()
+		w.factory.Shutdown()
+	}
+	// A denied list ends the wait instead of the cache sync.
+	synced := make(chan bool, 1)
+	var late <-chan time.Time
+	if within > 0 {
+		t := time.NewTimer(within)
+		defer t.Stop()
+		late = t.C
+	}
+	go func() {
+		ok := true
+		for _, s := range w.factory.WaitForCacheSync(ictx.Done()) {
+			ok = ok && s
+		}
+		synced <- ok
+	}()
+	select {
+	case err = <-w.denied:
+	case <-late:
+		err = fmt.Errorf("the package objects, their revisions and the Lock could not be listed within %s", within)
+	case ok := <-synced:
+		if !ok {
+			select {
+			case err = <-w.denied:
+			default:
+				// The context ended first: its deadline, or an interruption.
+				err = cmp.Or(ctx.Err(), context.DeadlineExceeded)
+			}
+		}
+	}
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
 }
 
 // cached reads an object of kind from the informer cache; nil if absent.

@@ -151,14 +151,24 @@ func (c *Change) planLock(ctx context.Context, p *Plan, in *Installed, meta *xpk
 func refVersion(ref string) string { return cmp.Or(cluster.RefTag(ref), cluster.RefVersion(ref)) }
 
 // dependencyAvailable tells whether the registry of a dependency has a
-// version the package manager would install: a tag its constraint admits
-// (pre-releases only where the constraint names one), or the digest or
-// tag it names.
+// version the package manager would install, read with the package's
+// pull secrets.
 func dependencyAvailable(ctx context.Context, in *Installed, d xpkg.Dependency) (bool, error) {
-	if in.Registry == nil || strings.HasPrefix(d.Version, "sha256:") {
-		return true, nil // a digest is checked when it is pulled
+	if in.Registry == nil {
+		return true, nil
 	}
-	read, so, err := in.Read(ctx, cluster.RefRepository(d.Package))
+	return in.Registry.HasMatch(ctx, pullSecrets(in.Package), d)
+}
+
+// HasMatch tells whether the repository of a dependency has a version the
+// package manager would install: a tag its constraint admits
+// (pre-releases only where the constraint names one), or the tag it
+// names. A digest is taken as there: it is checked when it is pulled.
+func (r *Registry) HasMatch(ctx context.Context, secrets []string, d xpkg.Dependency) (bool, error) {
+	if strings.HasPrefix(d.Version, "sha256:") {
+		return true, nil
+	}
+	read, so, err := r.Read(ctx, cluster.RefRepository(d.Package), secrets)
 	if err != nil {
 		return false, err
 	}

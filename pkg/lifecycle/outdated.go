@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
 // Item is one installed package, what it runs and what it could run.
@@ -25,7 +26,8 @@ type Item struct {
 	// digest when it was installed by digest alone.
 	Current string `json:"current"`
 	// Wanted is the newest version every installed package's dependsOn
-	// admits (Current when nothing newer is admitted).
+	// admits and whose own dependencies can be satisfied (Current when
+	// no newer version is).
 	Wanted string `json:"wanted"`
 	// Latest is the newest stable version in the registry.
 	Latest string `json:"latest"`
@@ -43,8 +45,12 @@ type Item struct {
 	// Revision is the active revision.
 	Revision string `json:"revision,omitempty"`
 	// HeldBy are the dependents' constraints that keep Wanted below a
-	// newer version.
+	// newer version: those of the Lock, and those of the versions the
+	// dependents move to.
 	HeldBy []versions.Hold `json:"heldBy,omitempty"`
+	// Blocked are versions above Wanted that the dependents admit but
+	// whose own dependencies cannot be satisfied, newest first.
+	Blocked []Blocked `json:"blocked,omitempty"`
 	// Error is why the registry could not be read; Wanted and Latest are
 	// then empty.
 	Error string `json:"error,omitempty"`
@@ -55,6 +61,10 @@ type Item struct {
 	wantedTag string
 	// tags are the repository's tags, newest first.
 	tags []versions.Tag
+	// candidates are the versions above Current the Lock's constraints
+	// admit, newest first; Wanted is candidates[next-1], or Current.
+	candidates []versions.Tag
+	next       int
 }
 
 // Outdated reports, for each installed package, what it runs against what
@@ -68,13 +78,19 @@ type Outdated struct {
 	Pre bool
 	// Parallel bounds the registries read at once; 0 means 8.
 	Parallel int
+	// Limits bound the reads of packages' meta objects (zero: the
+	// defaults).
+	Limits xpkg.Limits
 }
 
 // Items reports the packages of kind ("" for all). It lists the packages
-// (one LIST per package kind, whatever kind is asked), reads the Lock
-// once, and each distinct repository once (its tags, and a HEAD of the tag
-// its packages run), in parallel. A repository that cannot be read leaves
-// its rows with Error set: the others still count.
+// (one LIST per package kind), reads the Lock once, and each distinct
+// repository once (its tags, and a HEAD of the tag its packages run), in
+// parallel; then the meta object of each version a package would move to,
+// to check its dependencies (settle). Every package is decided, whatever
+// kind is asked: a package's Wanted depends on where its dependencies
+// move. A repository that cannot be read leaves its rows with Error set:
+// the others still count.
 func (o *Outdated) Items(ctx context.Context, kind string) ([]*Item, []cluster.LockPackage, error) {
 	// Every kind, also for one: the dependents that hold a package back
 	// are named by their installed packages.
@@ -86,18 +102,25 @@ func (o *Outdated) Items(ctx context.Context, kind string) ([]*Item, []cluster.L
 	if err != nil {
 		return nil, nil, err
 	}
-	items := make([]*Item, 0, len(pkgs))
+	all := make([]*Item, 0, len(pkgs))
 	for _, p := range pkgs {
-		if kind == "" || p.Kind == kind {
-			items = append(items, running(p, lock))
-		}
+		all = append(all, running(p, lock))
 	}
-	if err := o.readRegistries(ctx, items); err != nil {
+	if err := o.readRegistries(ctx, all); err != nil {
 		return nil, nil, err
 	}
-	for _, it := range items {
+	for _, it := range all {
 		if it.Error == "" {
 			o.decide(it, lock, pkgs)
+		}
+	}
+	if err := o.settle(ctx, all, lock); err != nil {
+		return nil, nil, err
+	}
+	items := make([]*Item, 0, len(all))
+	for _, it := range all {
+		if kind == "" || it.Kind == kind {
+			items = append(items, it)
 		}
 	}
 	return items, lock, nil
@@ -252,20 +275,25 @@ func readRepository(ctx context.Context, repo string, items []*Item, so source.O
 	return r
 }
 
-// decide sets Wanted: the newest tag above Current that every dependent's
-// constraint on the package admits, pre-releases counting with Pre or
-// when the package runs one.
+// decide sets the candidates and Wanted, the newest of them: the tags
+// above Current that every dependent's constraint on the package admits,
+// pre-releases counting with Pre or when the package runs one. settle
+// then checks Wanted's own dependencies.
 func (o *Outdated) decide(it *Item, lock []cluster.LockPackage, pkgs []*cluster.Package) {
-	it.Wanted = it.Current
 	holds := Holds(lock, pkgs, it.repo)
 	pre := o.Pre
 	if v, err := semver.NewVersion(it.Current); err == nil && v.Prerelease() != "" {
 		pre = true
 	}
-	t, ok, held := versions.Wanted(it.tags, it.Current, holds, pre)
-	it.HeldBy = held
-	if ok {
-		it.Wanted, it.wantedTag = t.Name, t.Name
+	it.candidates, it.HeldBy = versions.Candidates(it.tags, it.Current, holds, pre)
+	it.settleAt(0)
+}
+
+// settleAt makes the i-th candidate Wanted, or Current when there is none.
+func (it *Item) settleAt(i int) {
+	it.Wanted, it.wantedTag, it.next = it.Current, "", len(it.candidates)
+	if i < len(it.candidates) {
+		it.Wanted, it.wantedTag, it.next = it.candidates[i].Name, it.candidates[i].Name, i+1
 	}
 }
 

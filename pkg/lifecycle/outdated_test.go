@@ -3,13 +3,14 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,7 +26,8 @@ import (
 // countingRegistry is the in-memory registry, counting requests.
 type countingRegistry struct {
 	*fixture.Registry
-	host string
+	host   string
+	pushes int
 }
 
 func newRegistry(t *testing.T) *countingRegistry {
@@ -34,10 +36,30 @@ func newRegistry(t *testing.T) *countingRegistry {
 	return &countingRegistry{Registry: r, host: r.Host}
 }
 
-// push writes a random image under repo:tag and returns its digest.
-func (r *countingRegistry) push(t *testing.T, repo, tag string) string {
+// push writes a small package under repo:tag, other content on every
+// push (a tag pushed again names another digest), and returns its
+// digest; deps are its dependsOn entries, "repository constraint" each.
+func (r *countingRegistry) push(t *testing.T, repo, tag string, deps ...string) string {
 	t.Helper()
-	img, err := random.Image(64, 1)
+	kind := "Provider"
+	switch {
+	case strings.Contains(repo, "configuration"):
+		kind = "Configuration"
+	case strings.Contains(repo, "function"):
+		kind = "Function"
+	}
+	r.pushes++
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: meta.pkg.crossplane.io/v1\nkind: %s\nmetadata:\n  name: %s\n  annotations:\n    push: %q\nspec:\n  dependsOn: [", kind, path.Base(repo), fmt.Sprint(r.pushes))
+	for i, d := range deps {
+		dep, constraint, _ := strings.Cut(d, " ")
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "{provider: %q, version: %q}", dep, constraint)
+	}
+	b.WriteString("]\n")
+	img, err := fixture.Image([]byte(b.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,8 +320,15 @@ func (r *countingRegistry) pushSample(t *testing.T, sample, tag, repo string) {
 
 // TestUpgradeAll: the steps come dependencies first; a blocking finding in
 // a later step stops the run there when it is planned again, after the
-// steps before it, which stay done.
+// steps before it, which stay done. The same whether the steps read the
+// cluster directly or from one watch.
 func TestUpgradeAll(t *testing.T) {
+	for _, watch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("watch=%v", watch), func(t *testing.T) { testUpgradeAll(t, watch) })
+	}
+}
+
+func testUpgradeAll(t *testing.T, watch bool) {
 	reg := newRegistry(t)
 	h := reg.host
 	reg.pushSample(t, "provider-nop", "v0.2.1", "org/provider-nop")
@@ -328,6 +357,13 @@ func TestUpgradeAll(t *testing.T) {
 		Outdated: &Outdated{Registry: &Registry{Cluster: c, XPNamespace: "crossplane-system"}},
 	}
 	ctx := context.Background()
+	if watch {
+		stop, err := ua.Watch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stop()
+	}
 	ps, err := ua.Plan(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -403,5 +439,87 @@ func TestUpgradeAllPlansTheFirstStepAgain(t *testing.T) {
 	}
 	if p, _ := c.Get(ctx, "Provider", "nop"); p.Source != nop+":v0.2.1" {
 		t.Errorf("the provider points at %s", p.Source)
+	}
+}
+
+// TestWantedChecksDependencies: a version whose own dependencies cannot
+// be satisfied is not Wanted (the package manager would install it and
+// leave it unhealthy); a dependency the new version constrains lower is
+// held there; the verdict is the same whichever kind is asked.
+func TestWantedChecksDependencies(t *testing.T) {
+	reg := newRegistry(t)
+	h := reg.host
+	// provider-x v2.0.0 needs provider-dep >=v9.0.0, which no version is.
+	x10 := reg.push(t, "org/provider-x", "v1.0.0")
+	reg.push(t, "org/provider-x", "v1.1.0")
+	reg.push(t, "org/provider-x", "v2.0.0", h+"/org/provider-dep >=v9.0.0")
+	dep10 := reg.push(t, "org/provider-dep", "v1.0.0")
+	reg.push(t, "org/provider-dep", "v1.1.0")
+	// provider-y v1.1.0 needs a repository that does not exist.
+	y10 := reg.push(t, "org/provider-y", "v1.0.0")
+	reg.push(t, "org/provider-y", "v1.1.0", h+"/org/provider-missing >=v1.0.0")
+	// configuration-z v1.1.0 needs provider-h below v1.5.0: provider-h,
+	// which the Lock lets go to v1.8.0, is held at v1.4.0.
+	z10 := reg.push(t, "org/configuration-z", "v1.0.0", h+"/org/provider-h >=v1.0.0")
+	reg.push(t, "org/configuration-z", "v1.1.0", h+"/org/provider-h >=v1.0.0 <v1.5.0")
+	h10 := reg.push(t, "org/provider-h", "v1.0.0")
+	reg.push(t, "org/provider-h", "v1.4.0")
+	reg.push(t, "org/provider-h", "v1.8.0")
+	entry := func(name, digest, repo string, deps ...any) map[string]any {
+		return map[string]any{"name": revName(name, digest), "source": h + "/" + repo, "version": "v1.0.0", "dependencies": deps}
+	}
+	c := fakeCluster(t,
+		pkgObj("Provider", "provider-x", h+"/org/provider-x:v1.0.0", revName("provider-x", x10)),
+		pkgObj("Provider", "provider-dep", h+"/org/provider-dep:v1.0.0", revName("provider-dep", dep10)),
+		pkgObj("Provider", "provider-y", h+"/org/provider-y:v1.0.0", revName("provider-y", y10)),
+		pkgObj("Configuration", "configuration-z", h+"/org/configuration-z:v1.0.0", revName("configuration-z", z10)),
+		pkgObj("Provider", "provider-h", h+"/org/provider-h:v1.0.0", revName("provider-h", h10)),
+		lock(
+			entry("provider-x", x10, "org/provider-x"),
+			entry("provider-dep", dep10, "org/provider-dep"),
+			entry("provider-y", y10, "org/provider-y"),
+			entry("configuration-z", z10, "org/configuration-z",
+				map[string]any{"package": h + "/org/provider-h", "constraints": ">=v1.0.0", "type": "Provider"}),
+			entry("provider-h", h10, "org/provider-h"),
+		),
+	)
+	o := &Outdated{Registry: &Registry{Cluster: c, XPNamespace: "crossplane-system"}}
+	for _, kind := range []string{"", "Provider"} {
+		items, _, err := o.Items(context.Background(), kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]*Item{}
+		for _, it := range items {
+			got[it.Name] = it
+		}
+		check := func(name, wanted, blocked, reason, heldBy string) {
+			t.Helper()
+			it := got[name]
+			if it == nil {
+				if kind == "" || name != "configuration-z" {
+					t.Errorf("%q: %s is not listed", kind, name)
+				}
+				return
+			}
+			var b, r, hb []string
+			for _, x := range it.Blocked {
+				b, r = append(b, x.Version), append(r, x.Reason)
+			}
+			for _, x := range it.HeldBy {
+				hb = append(hb, x.By+" "+x.Constraint)
+			}
+			if it.Wanted != wanted || strings.Join(b, ",") != blocked || !strings.Contains(strings.Join(r, "; "), reason) || strings.Join(hb, ",") != heldBy {
+				t.Errorf("%q: %s wants %s, blocked %v (%v), held by %v; want %s, blocked %s (%q), held by %q", kind, name, it.Wanted, b, r, hb, wanted, blocked, reason, heldBy)
+			}
+		}
+		check("provider-x", "v1.1.0", "v2.0.0", "needs "+h+"/org/provider-dep >=v9.0.0, but provider/provider-dep moves only to v1.1.0", "")
+		check("provider-dep", "v1.1.0", "", "", "")
+		check("provider-y", "v1.0.0", "v1.1.0", "needs "+h+"/org/provider-missing >=v1.0.0, which is not installed and whose repository does not exist", "")
+		check("configuration-z", "v1.1.0", "", "", "")
+		check("provider-h", "v1.4.0", "", "", "configuration/configuration-z at v1.1.0 >=v1.0.0 <v1.5.0")
+		if len(items) != map[string]int{"": 5, "Provider": 4}[kind] {
+			t.Errorf("%q: %d items", kind, len(items))
+		}
 	}
 }

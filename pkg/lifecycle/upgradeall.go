@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 )
 
@@ -37,8 +39,18 @@ type Plans struct {
 	Steps  []*Plan `json:"steps"`
 	// Skipped are the packages whose registry could not be read.
 	Skipped []string `json:"skipped,omitempty"`
+	// Blocked are the newer versions the packages do not move to because
+	// their own dependencies cannot be met.
+	Blocked []BlockedMove `json:"blocked,omitempty"`
 
 	steps []*Step
+}
+
+// BlockedMove is a package kept below a version whose dependencies cannot
+// be met.
+type BlockedMove struct {
+	Package string `json:"package"`
+	Blocked
 }
 
 // Run are the steps of the combined plan, in the order they run.
@@ -59,6 +71,19 @@ func (p *Plans) Refused() *RefusedError {
 	return nil
 }
 
+// Watch has the plan and the steps read the package objects, their
+// revisions and the Lock from one watch until stop (cluster.Share), so
+// that planning a step again and waiting for it do not read them all
+// again: the requests grow with the steps, not with their square. An
+// identity that may not watch reads directly, as before.
+func (u *UpgradeAll) Watch(ctx context.Context) (stop func(), err error) {
+	stop, err = u.Change.Cluster.Share(ctx)
+	if apierrors.IsForbidden(err) {
+		return func() {}, nil
+	}
+	return stop, err
+}
+
 // Plan finds the packages whose Wanted version is newer than what they
 // run, orders them (dependencies first) and plans each against the
 // cluster as it is now.
@@ -70,6 +95,9 @@ func (u *UpgradeAll) Plan(ctx context.Context) (*Plans, error) {
 	ps := &Plans{Action: ActionUpgrade, Steps: []*Plan{}}
 	var moving []*Item
 	for _, it := range items {
+		for _, b := range it.Blocked {
+			ps.Blocked = append(ps.Blocked, BlockedMove{Package: it.String(), Blocked: b})
+		}
 		switch {
 		case it.Error != "":
 			ps.Skipped = append(ps.Skipped, it.String())

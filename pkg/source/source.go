@@ -203,6 +203,14 @@ func (p *Package) Close() error {
 	return p.err
 }
 
+// Release lets go of a package read only in part (its meta object, say)
+// without reading and checking the rest: what was read is unverified, for
+// decisions that a full read confirms before anything acts on them.
+func (p *Package) Release() error {
+	p.finish = nil
+	return p.Close()
+}
+
 // Open finds the package arg names: an existing file is an image tarball,
 // an existing directory an OCI layout or a package directory, anything else
 // a registry reference.

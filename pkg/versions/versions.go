@@ -107,9 +107,21 @@ type Hold struct {
 // A hold that is no semver range (a digest pins the package) admits no
 // move; held are the holds that keep a newer version out.
 func Wanted(tags []Tag, current string, holds []Hold, pre bool) (t Tag, ok bool, held []Hold) {
+	admitted, held := Candidates(tags, current, holds, pre)
+	if len(admitted) == 0 {
+		return Tag{}, false, held
+	}
+	return admitted[0], true, held
+}
+
+// Candidates are the tags above current that every hold admits, newest
+// first (pre-releases only with pre); held are the holds that keep out a
+// version newer than the first of them. A hold that is no semver range
+// admits none.
+func Candidates(tags []Tag, current string, holds []Hold, pre bool) (admitted []Tag, held []Hold) {
 	cur, err := semver.NewVersion(current)
 	if err != nil {
-		return Tag{}, false, nil
+		return nil, nil
 	}
 	kept, _ := Filter(tags, "", pre)
 	cs := make([]*semver.Constraints, len(holds))
@@ -117,7 +129,7 @@ func Wanted(tags []Tag, current string, holds []Hold, pre bool) (t Tag, ok bool,
 		if cs[i], err = semver.NewConstraint(h.Constraint); err != nil {
 			// A digest or a malformed range: nothing can be checked
 			// against it, so nothing moves.
-			return Tag{}, false, []Hold{h}
+			return nil, []Hold{h}
 		}
 	}
 	for _, tag := range kept {
@@ -133,7 +145,11 @@ func Wanted(tags []Tag, current string, holds []Hold, pre bool) (t Tag, ok bool,
 			}
 		}
 		if len(refused) == 0 {
-			return tag, true, held
+			admitted = append(admitted, tag)
+			continue
+		}
+		if len(admitted) > 0 {
+			continue
 		}
 		for _, h := range refused {
 			if !slices.Contains(held, h) {
@@ -141,7 +157,7 @@ func Wanted(tags []Tag, current string, holds []Hold, pre bool) (t Tag, ok bool,
 			}
 		}
 	}
-	return Tag{}, false, held
+	return admitted, held
 }
 
 // Latest is the newest stable semantic version among tags.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/crossplane"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 )
 
 // outdatedItem is one row of outdated -o json.
@@ -204,4 +205,72 @@ func TestKeepingCurrent(t *testing.T) {
 	if _, err := crossplane.WaitFor(context.Background(), c.dyn.Resource(gvr("configurations")), stored, 2*time.Minute, crossplane.Ready); err != nil {
 		t.Errorf("the dependent after the provider was unpinned: %v", err)
 	}
+}
+
+// TestWantedLeavesUnmetDependencies: a newer version whose own dependency
+// no version can meet (configuration-needs v1.1.0 needs provider-nop
+// >=v9.0.0) is not WANTED, and upgrade --all does not move to it (the
+// package manager would install it and leave it unhealthy): it says why,
+// exits 0 and the configuration stays healthy where it was.
+func TestWantedLeavesUnmetDependencies(t *testing.T) {
+	env, reg, c, x := start(t)
+	const (
+		cfg = "needs"
+		nop = "e2e-crossplane-contrib-provider-nop"
+	)
+	repo := reg.Host + "/e2e/needs/configuration-needs"
+	nopRepo := reg.Host + "/e2e/crossplane-contrib/provider-nop"
+	auth := remote.WithAuth(&authn.Basic{Username: reg.Username, Password: reg.Password})
+	for tag, constraint := range map[string]string{"v1.0.0": ">=v0.2.0", "v1.1.0": ">=v9.0.0"} {
+		img, err := fixture.Image(fmt.Appendf(nil, "apiVersion: meta.pkg.crossplane.io/v1\nkind: Configuration\nmetadata:\n  name: configuration-needs\nspec:\n  dependsOn:\n  - provider: %s\n    version: %q\n", nopRepo, constraint))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fixture.Push(repo+":"+tag, img, auth); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		clitest.New(t).WithEnv(env).Run("uninstall", "configuration/"+cfg, "provider/"+nop, "--force", "--yes", "--wait=2m")
+	})
+	x.Run("install", "configuration", repo+":v1.0.0", cfg, "--wait=5m").Succeeds(t)
+
+	r := x.Run("outdated", "-o", "json").Succeeds(t)
+	var doc struct {
+		Items []struct {
+			Name, Current, Wanted, Latest string
+			Blocked                       []struct{ Version, Reason string }
+		}
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("outdated -o json: %v\n%s", err, r.Stdout)
+	}
+	const why = "needs " + "%s >=v9.0.0, but provider/" + nop + " runs v0.4.0 and cannot move to a version that matches"
+	found := false
+	for _, it := range doc.Items {
+		if it.Name != cfg {
+			continue
+		}
+		found = true
+		if it.Current != "v1.0.0" || it.Wanted != "v1.0.0" || it.Latest != "v1.1.0" || len(it.Blocked) != 1 ||
+			it.Blocked[0].Version != "v1.1.0" || it.Blocked[0].Reason != fmt.Sprintf(why, nopRepo) {
+			t.Errorf("outdated reports %s as %+v; want current and wanted v1.0.0, latest v1.1.0, v1.1.0 blocked: "+why, cfg, it, nopRepo)
+		}
+	}
+	if !found {
+		t.Fatalf("outdated lists no %s:\n%s", cfg, r.Stdout)
+	}
+	r = x.Run("outdated", "configurations", "-o", "wide").Succeeds(t)
+	contains(t, "outdated -o wide", r.Stdout, "v1.1.0 "+fmt.Sprintf(why, nopRepo))
+
+	r = x.Run("upgrade", "--all", "--wait=2m").Succeeds(t)
+	contains(t, "upgrade --all", r.Stderr, "Not moving configuration/"+cfg+" to v1.1.0: it "+fmt.Sprintf(why, nopRepo))
+	if strings.Contains(r.Stdout, "configuration/"+cfg+" upgraded") {
+		t.Errorf("upgrade --all moved the configuration to a version whose dependency cannot be met:\n%s", r.Stdout)
+	}
+	u := c.get("configurations", cfg)
+	if src, _, _ := unstructured.NestedString(u.Object, "spec", "package"); src != repo+":v1.0.0" {
+		t.Errorf("configuration/%s points at %s", cfg, src)
+	}
+	c.healthy("configurations", cfg)
 }

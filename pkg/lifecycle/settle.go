@@ -1,0 +1,222 @@
+package lifecycle
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
+)
+
+// Blocked is a version a package does not move to although its dependents
+// admit it: the package manager would install it and leave it unhealthy.
+type Blocked struct {
+	Version string `json:"version"`
+	Reason  string `json:"reason"`
+}
+
+// settle checks the dependencies of the version each package would move
+// to, as the package manager will once it runs there, against where the
+// rest move: a dependency that is installed must run, or move to, a
+// version the constraint admits; one that is not must have a matching
+// version in its registry. When the dependency can stay lower and satisfy
+// the constraint, it is held there (the new version's constraint holds it
+// as the Lock's do); otherwise the version is blocked and the next lower
+// candidate tried. Versions only ever go down, so it ends; it is
+// conservative where a lowered dependency was held for a version blocked
+// later. Each version's meta object is read once, without the rest of its
+// layer (the step's plan reads and verifies the whole package).
+func (o *Outdated) settle(ctx context.Context, items []*Item, lock []cluster.LockPackage) error {
+	byRepo := map[string]*Item{}
+	for _, it := range items {
+		if _, ok := byRepo[it.repo]; !ok && it.Error == "" {
+			byRepo[it.repo] = it
+		}
+	}
+	locked := map[string]string{}
+	for _, lp := range lock {
+		locked[cluster.RefRepository(lp.Source)] = lp.Version
+	}
+	metas := &metaCache{o: o, read: map[string]metaRead{}}
+	// The first round's versions are read in parallel.
+	if err := metas.prefetch(ctx, items); err != nil {
+		return err
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, it := range items {
+			if !it.Moves() {
+				continue
+			}
+			m := metas.get(ctx, it)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			why := m.err
+			if why == "" {
+				why = o.unmet(ctx, it, m.meta, byRepo, locked)
+			}
+			if why == holdsDependency {
+				changed = true
+				continue
+			}
+			if why != "" {
+				it.Blocked = append(it.Blocked, Blocked{Version: it.wantedTag, Reason: why})
+				it.settleAt(it.next)
+				changed = true
+			}
+		}
+	}
+	return nil
+}
+
+// holdsDependency is unmet's answer when it held a dependency lower.
+const holdsDependency = "\x00held"
+
+// unmet is why the version it moves to cannot run ("" when it can), or
+// holdsDependency when a dependency was held at a lower version to admit
+// it.
+func (o *Outdated) unmet(ctx context.Context, it *Item, meta *xpkg.Meta, byRepo map[string]*Item, locked map[string]string) string {
+	if meta == nil {
+		return ""
+	}
+	for _, d := range meta.DependsOn {
+		repo := cluster.RefRepository(d.Package)
+		dep := byRepo[repo]
+		have, installed := locked[repo]
+		switch {
+		case dep != nil:
+			have = dep.Wanted
+		case !installed:
+			ok, err := o.Registry.HasMatch(ctx, pullSecrets(it.pkg), d)
+			switch {
+			case source.NotFound(err):
+				return fmt.Sprintf("needs %s %s, which is not installed and whose repository does not exist (%s)", d.Package, d.Version, exit.Message(err))
+			case err == nil && !ok:
+				return fmt.Sprintf("needs %s %s, which is not installed, and no version of it in its registry matches", d.Package, d.Version)
+			}
+			continue // the plan warns when the registry could not be read
+		}
+		if d.Version == "" {
+			continue
+		}
+		if ok, err := satisfies(d.Version, have); err != nil || ok {
+			continue // a digest or no semantic version: the plan checks it
+		}
+		if dep == nil {
+			return fmt.Sprintf("needs %s %s, but %s is installed", d.Package, d.Version, have)
+		}
+		if dep.holdFor(it, d.Version) {
+			return holdsDependency
+		}
+		if dep.Moves() {
+			return fmt.Sprintf("needs %s %s, but %s moves only to %s", d.Package, d.Version, dep, dep.Wanted)
+		}
+		return fmt.Sprintf("needs %s %s, but %s runs %s and cannot move to a version that matches", d.Package, d.Version, dep, dep.Current)
+	}
+	return ""
+}
+
+// holdFor lowers the item's Wanted to the newest lower candidate that
+// constraint (of the version dependent moves to) admits, or keeps it at
+// Current when Current does; false when neither does.
+func (it *Item) holdFor(dependent *Item, constraint string) bool {
+	for i := it.next; i < len(it.candidates); i++ {
+		if ok, err := satisfies(constraint, it.candidates[i].Name); err == nil && ok {
+			it.held(dependent, constraint)
+			it.settleAt(i)
+			return true
+		}
+	}
+	if ok, err := satisfies(constraint, it.Current); err == nil && ok && it.Moves() {
+		it.held(dependent, constraint)
+		it.settleAt(len(it.candidates))
+		return true
+	}
+	return false
+}
+
+func (it *Item) held(dependent *Item, constraint string) {
+	it.HeldBy = append(it.HeldBy, versions.Hold{By: dependent.String() + " at " + dependent.wantedTag, Constraint: constraint})
+}
+
+// metaRead is a version's meta object, or why it could not be read.
+type metaRead struct {
+	meta *xpkg.Meta
+	err  string
+}
+
+// metaCache reads each version's meta object once.
+type metaCache struct {
+	o    *Outdated
+	mu   sync.Mutex
+	read map[string]metaRead
+}
+
+func (c *metaCache) prefetch(ctx context.Context, items []*Item) error {
+	sem := make(chan struct{}, cmp.Or(c.o.Parallel, 8))
+	var wg sync.WaitGroup
+	for _, it := range items {
+		if !it.Moves() {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			c.get(ctx, it)
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// get reads the meta object of the version it moves to.
+func (c *metaCache) get(ctx context.Context, it *Item) metaRead {
+	ref := it.repo + ":" + it.wantedTag
+	c.mu.Lock()
+	m, ok := c.read[ref]
+	c.mu.Unlock()
+	if ok {
+		return m
+	}
+	m = c.o.readMeta(ctx, it, ref)
+	c.mu.Lock()
+	c.read[ref] = m
+	c.mu.Unlock()
+	return m
+}
+
+// readMeta reads a version's meta object as the package manager reads the
+// package (ImageConfigs, pull secrets). A version that cannot be read is
+// blocked: the package manager could not install it either, and its plan
+// could not be made.
+func (o *Outdated) readMeta(ctx context.Context, it *Item, ref string) metaRead {
+	read, so, err := o.Registry.Read(ctx, ref, pullSecrets(it.pkg))
+	if err != nil {
+		return metaRead{err: "cannot be read: " + exit.Message(err)}
+	}
+	p, err := source.Open(ctx, read, so)
+	if err != nil {
+		return metaRead{err: "cannot be read: " + exit.Message(err)}
+	}
+	defer p.Release()
+	if p.Format == source.FormatLegacy {
+		return metaRead{} // no dependsOn to check
+	}
+	limits := o.Limits
+	if limits == (xpkg.Limits{}) {
+		limits = xpkg.DefaultLimits
+	}
+	meta, err := xpkg.ReadMeta(p.Stream(), limits)
+	if err != nil {
+		return metaRead{err: "is not a package Crossplane can install: " + exit.Message(err)}
+	}
+	return metaRead{meta: meta}
+}
