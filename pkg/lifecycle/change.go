@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/compare"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -58,6 +59,9 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 		var err error
 		if refs[i], opts[i], err = in.Read(ctx, ref); err != nil {
 			return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
+		}
+		if fb := in.Registry.FellBackFor(refs[i]); fb != nil {
+			p.add(pullSecretFinding(fb, ref))
 		}
 	}
 	// The packages are read as streams: a provider of 2,000 CRDs is
@@ -116,6 +120,15 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 	}
 	p.add(breakingFindings(res.Report)...)
 	return p, nil
+}
+
+// pullSecretFinding: a package read with the user's credentials because
+// its ImageConfig's pull secret could not be: the plan may rest on what
+// the package manager cannot pull.
+func pullSecretFinding(fb *FellBack, ref string) Finding {
+	return Finding{Rule: RulePullSecret, Severity: Warning, Object: "ImageConfig " + cmp.Or(fb.ImageConfig, "<unknown>"),
+		Message: fmt.Sprintf("%s was read with your own registry credentials: the pull secret %s of ImageConfig %s could not be read (%s), and the package manager pulls with it, so it may fail to pull what this plan read; fix the secret, or check that Crossplane can read it",
+			ref, fb.Secret, cmp.Or(fb.ImageConfig, "<unknown>"), exit.Message(fb.Err))}
 }
 
 // planLock checks the Lock: dependents' constraints on the target version

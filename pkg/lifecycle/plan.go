@@ -39,6 +39,7 @@ const (
 	RulePinnedDependency     = "pinned-dependency"
 	RuleInvalidPackage       = "invalid-package"
 	RuleExplicitDependency   = "explicit-dependency"
+	RulePullSecret           = "pull-secret"
 )
 
 // Finding is one thing a plan found.

@@ -35,6 +35,20 @@ type Registry struct {
 	mu     sync.Mutex
 	said   map[string]bool
 	chains map[string]authn.Keychain // by the secrets' names, joined
+	// broken are the ImageConfigs' pull secrets that could not be read;
+	// fellBack the references read without theirs because of it.
+	broken   map[string]error
+	fellBack map[string]*FellBack
+}
+
+// FellBack is a reference read with the user's own credentials because
+// the pull secret an ImageConfig gives it could not be read: what was read
+// is not necessarily what the package manager can pull.
+type FellBack struct {
+	Ref         string
+	ImageConfig string
+	Secret      string
+	Err         error
 }
 
 // NewRegistry reads the cluster's ImageConfigs once (unless useConfigs is
@@ -76,6 +90,7 @@ func (r *Registry) Read(ctx context.Context, ref string, pullSecrets []string) (
 	if err != nil {
 		return "", so, err
 	}
+	r.noteFallback(res)
 	base := so.Keychain
 	if base == nil {
 		base = authn.DefaultKeychain
@@ -107,6 +122,12 @@ func (r *Registry) keychain(ctx context.Context, pkgSecrets []string, configSecr
 		k, err := r.Cluster.PullSecretKeychain(ctx, r.XPNamespace, []string{configSecret})
 		if err != nil {
 			r.warn(fmt.Sprintf("Warning: %v; reading with your own registry credentials", err))
+			r.mu.Lock()
+			if r.broken == nil {
+				r.broken = map[string]error{}
+			}
+			r.broken[configSecret] = err
+			r.mu.Unlock()
 		} else {
 			chains = append(chains, k)
 		}
@@ -119,6 +140,39 @@ func (r *Registry) keychain(ctx context.Context, pkgSecrets []string, configSecr
 	r.chains[key] = kc
 	r.mu.Unlock()
 	return kc, nil
+}
+
+// noteFallback records a reference whose ImageConfig pull secret could
+// not be read.
+func (r *Registry) noteFallback(res imageconfig.Resolution) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err := r.broken[res.PullSecret]
+	if err == nil {
+		return
+	}
+	fb := &FellBack{Ref: res.Resolved, Secret: res.PullSecret, Err: err}
+	for _, a := range res.Applied {
+		if a.Reason == imageconfig.ReasonPullSecret {
+			fb.ImageConfig = a.Name
+		}
+	}
+	if r.fellBack == nil {
+		r.fellBack = map[string]*FellBack{}
+	}
+	r.fellBack[res.Resolved] = fb
+}
+
+// FellBackFor says whether the reference Read returned was read with the
+// user's own credentials instead of an ImageConfig's pull secret that
+// could not be read (nil when not).
+func (r *Registry) FellBackFor(read string) *FellBack {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fellBack[read]
 }
 
 func (r *Registry) tell(res imageconfig.Resolution) {

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
 func imageConfig(name, prefix, rewrite, secret string) *unstructured.Unstructured {
@@ -126,5 +127,48 @@ func TestDescribeShowsMRDsAndTheirPolicies(t *testing.T) {
 	}
 	if len(d.MRAPs) != 1 || d.MRAPs[0].Name != "mine" || strings.Join(d.MRAPs[0].Activated, ",") != "a.example.org" {
 		t.Errorf("policies %+v", d.MRAPs)
+	}
+}
+
+// TestPlanMarksReadsPastABrokenPullSecret: a package read with your own
+// credentials because its ImageConfig's pull secret cannot be read is a
+// warning of the plan, for each reference read so: the package manager
+// pulls with the secret, and may not get what the plan read.
+func TestPlanMarksReadsPastABrokenPullSecret(t *testing.T) {
+	reg := newRegistry(t)
+	h := reg.host
+	reg.pushSample(t, "provider-nop", "v0.2.1", "org/provider-nop")
+	reg.pushSample(t, "provider-nop", "v0.4.0", "org/provider-nop")
+	c := fakeCluster(t,
+		pkgObj("Provider", "nop", h+"/org/provider-nop:v0.2.1", "nop-bbbbbbbbbbbb"),
+		imageConfig("org-creds", h+"/org/", "", "gone"),
+	)
+	ctx := context.Background()
+	r, err := NewRegistry(ctx, c, "crossplane-system", source.Options{}, true, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Get(ctx, "Provider", "nop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := ReadInstalled(ctx, r, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := (&Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"}).Plan(ctx, ActionUpgrade, in, h+"/org/provider-nop:v0.4.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := findings(plan, RulePullSecret)
+	if len(fs) != 2 {
+		t.Fatalf("pull-secret findings %+v; want one for each package read", plan.Findings)
+	}
+	for i, ref := range []string{h + "/org/provider-nop:v0.2.1", h + "/org/provider-nop:v0.4.0"} {
+		f := fs[i]
+		if f.Severity != Warning || f.Object != "ImageConfig org-creds" ||
+			!strings.HasPrefix(f.Message, ref+" was read with your own registry credentials: the pull secret gone of ImageConfig org-creds could not be read (") {
+			t.Errorf("finding %+v", f)
+		}
 	}
 }
