@@ -79,6 +79,7 @@ var sections = []section{
 	{"describe", "Describe round trips", runDescribe},
 	{"outdated", "Outdated on 50 packages", runOutdated},
 	{"plans", "Plans at cluster scale", runPlans},
+	{"upgradeall", "upgrade --all at cluster scale", runUpgradeAll},
 }
 
 func main() {
@@ -105,7 +106,7 @@ func parseFlags() (*config, error) {
 	flag.StringVar(&cfg.out, "out", "BENCHMARKS.md", "report to write, relative to the module root (\"\" for none)")
 	flag.IntVar(&cfg.runs, "runs", 7, fmt.Sprintf("runs of each command; the median is reported (startup: %d times as many)", startupRuns))
 	quick := flag.Bool("quick", false, "3 runs of each command instead of -runs")
-	only := flag.String("only", "", "comma-separated benchmarks to run (startup, extract, diff, describe, outdated, plans); the report is then printed, not written")
+	only := flag.String("only", "", "comma-separated benchmarks to run (startup, extract, diff, describe, outdated, plans, upgradeall); the report is then printed, not written")
 	planSizes := flag.String("plan-sizes", "100,500,2000", "plans: the provider sizes, in CRDs, comma-separated")
 	flag.IntVar(&cfg.planRuns, "plan-runs", 3, "plans: runs of each command from 1,000 CRDs (at most -runs), where a slow plan takes minutes")
 	flag.DurationVar(&cfg.planTimeout, "plan-timeout", 30*time.Minute, "plans: the longest one command (a plan, install --wait) may take")

@@ -20,7 +20,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/random"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,20 +28,23 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/hack/bench/internal/measure"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
 )
 
 const outdatedMethod = "`kubectl-xpkg outdated` on a cluster with " + `50 installed packages (20 providers,
 20 configurations, 10 functions), each from its own repository on a local
 registry (CNCF distribution, htpasswd authentication, on 127.0.0.1) holding
-v1.0.0, v1.1.0 and v2.0.0; every package runs v1.0.0, and each configuration
-depends on one provider at ` + "`>=v1.0.0 <v2.0.0`" + ` in the Lock, so that provider's
-WANTED is v1.1.0. The package objects, their status and the Lock are written
+v1.0.0, v1.1.0 and v2.0.0 of a small package of its kind (no dependencies); every
+package runs v1.0.0, and each configuration depends on one provider at
+` + "`>=v1.0.0 <v2.0.0`" + ` in the Lock, so that provider's WANTED is v1.1.0. The package objects, their status and the Lock are written
 as the package manager would; no package manager runs. **API requests** are
 counted from the ` + "`-v=6`" + ` log (warm discovery cache): one LIST per package
 kind, the Lock and the ImageConfigs. **Registry requests** are
 counted by a reverse proxy on 127.0.0.1 in front of the registry, through
-which the packages' references point. **Time** is the wall time, taking
+which the packages' references point; the other registry requests read the
+meta object of each version a package would move to (its manifest and the
+start of its layer), to check its dependencies. **Time** is the wall time, taking
 turns with ` + "`kubectl-xpkg get`" + ` (the same package LISTs, no registry): the
 difference is the registry's share.`
 
@@ -198,21 +201,25 @@ func runOutdated(cfg *config, r *report) error {
 // the packages, their status and the Lock, naming references through
 // refHost (the counting proxy).
 func populate(ctx context.Context, dyn dynamic.Interface, registry, refHost string, auth remote.Option) error {
-	img, err := random.Image(256, 1)
-	if err != nil {
-		return err
-	}
-	d, err := img.Digest()
-	if err != nil {
-		return err
-	}
 	var lock []any
 	for _, p := range outdatedPackages {
 		gvr := schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: p.resource}
 		for i := range p.n {
 			name := fmt.Sprintf("bench-%s-%02d", p.prefix, i)
 			repo := "bench/" + name
+			var d v1.Hash
 			for _, tag := range []string{"v1.0.0", "v1.1.0", "v2.0.0"} {
+				// A small package of the kind (outdated reads the meta
+				// object of the version a package would move to).
+				img, err := fixture.Image(fmt.Appendf(nil, "apiVersion: meta.pkg.crossplane.io/v1\nkind: %s\nmetadata:\n  name: %s\n  annotations:\n    version: %s\n", p.kind, name, tag))
+				if err != nil {
+					return err
+				}
+				if tag == "v1.0.0" {
+					if d, err = img.Digest(); err != nil {
+						return err
+					}
+				}
 				ref, err := nameRef(registry + "/" + repo + ":" + tag)
 				if err != nil {
 					return err
@@ -246,7 +253,7 @@ func populate(ctx context.Context, dyn dynamic.Interface, registry, refHost stri
 		"apiVersion": "pkg.crossplane.io/v1beta1", "kind": "Lock",
 		"metadata": map[string]any{"name": "lock"}, "packages": lock,
 	}}
-	_, err = dyn.Resource(schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "locks"}).Create(ctx, l, metav1.CreateOptions{})
+	_, err := dyn.Resource(schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "locks"}).Create(ctx, l, metav1.CreateOptions{})
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,13 +58,18 @@ type recorder struct {
 	srv        *httptest.Server
 	kubeconfig string
 	mu         sync.Mutex
-	spans      []span
+	spans      []*timedWriter
 }
 
 // span is one request as the proxy saw it: start when it arrived, end
 // before the last write of its response, so that a request the client sent
 // after reading a response always starts after that response's end.
-type span struct{ start, end time.Time }
+type span struct {
+	start, end time.Time
+	// verb is GET, LIST, WATCH, PATCH...; bytes the response body's.
+	verb  string
+	bytes int64
+}
 
 func startRecorder(kubeconfig, path string) (*recorder, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -82,16 +88,18 @@ func startRecorder(kubeconfig, path string) (*recorder, error) {
 	rp.Transport = rt
 	rec := &recorder{kubeconfig: path}
 	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		tw := &timedWriter{ResponseWriter: w}
-		s := span{start: time.Now()}
-		rp.ServeHTTP(tw, req)
-		s.end = tw.last
-		if s.end.IsZero() {
-			s.end = time.Now()
-		}
+		// Recorded as it arrives: a WATCH may still be open when the
+		// plugin's process has ended.
+		tw := &timedWriter{ResponseWriter: w, start: time.Now(), verb: apiVerb(req)}
 		rec.mu.Lock()
-		rec.spans = append(rec.spans, s)
+		rec.spans = append(rec.spans, tw)
 		rec.mu.Unlock()
+		rp.ServeHTTP(tw, req)
+		tw.mu.Lock()
+		if tw.last.IsZero() {
+			tw.last = time.Now()
+		}
+		tw.mu.Unlock()
 	}))
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["bench-proxy"] = &clientcmdapi.Cluster{Server: rec.srv.URL}
@@ -107,29 +115,81 @@ func startRecorder(kubeconfig, path string) (*recorder, error) {
 
 func (rec *recorder) Close() { rec.srv.Close() }
 
-// take returns the spans recorded since the last take.
+// take returns the spans of the requests that arrived since the last take;
+// one still open ends now, with the bytes it has sent so far.
 func (rec *recorder) take() []span {
 	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	s := rec.spans
+	tws := rec.spans
 	rec.spans = nil
-	return s
+	rec.mu.Unlock()
+	out := make([]span, 0, len(tws))
+	for _, tw := range tws {
+		tw.mu.Lock()
+		s := span{start: tw.start, end: tw.last, verb: tw.verb, bytes: tw.bytes}
+		tw.mu.Unlock()
+		if s.end.IsZero() {
+			s.end = time.Now()
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // timedWriter notes the time before each write of the response.
 type timedWriter struct {
 	http.ResponseWriter
-	last time.Time
+	start time.Time
+	verb  string
+	mu    sync.Mutex
+	last  time.Time
+	bytes int64
 }
 
 func (t *timedWriter) WriteHeader(code int) {
+	t.mu.Lock()
 	t.last = time.Now()
+	t.mu.Unlock()
 	t.ResponseWriter.WriteHeader(code)
 }
 
 func (t *timedWriter) Write(b []byte) (int, error) {
+	t.mu.Lock()
 	t.last = time.Now()
+	t.bytes += int64(len(b))
+	t.mu.Unlock()
 	return t.ResponseWriter.Write(b)
+}
+
+// Flush passes a WATCH's events on as they come.
+func (t *timedWriter) Flush() {
+	if f, ok := t.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// apiVerb names a request as the API server's audit does: a GET of a
+// collection is a LIST, with watch=true a WATCH.
+func apiVerb(req *http.Request) string {
+	if req.Method != http.MethodGet {
+		return req.Method
+	}
+	if req.URL.Query().Get("watch") == "true" {
+		return "WATCH"
+	}
+	// /api/v1/R, /apis/G/V/R, and under namespaces/NS/: a collection has
+	// an odd number of segments after the group version.
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	rest := parts[min(len(parts), 3):]
+	if parts[0] == "api" {
+		rest = parts[min(len(parts), 2):]
+	}
+	if len(rest) > 0 && rest[0] == "namespaces" && len(rest) > 2 {
+		rest = rest[2:]
+	}
+	if len(rest) == 1 {
+		return "LIST"
+	}
+	return "GET"
 }
 
 func (t *timedWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
