@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -129,4 +130,35 @@ func byName(a, b *unstructured.Unstructured) int {
 func newestFirst(revs []*Revision) []*Revision {
 	slices.SortFunc(revs, func(a, b *Revision) int { return int(b.Revision - a.Revision) })
 	return revs
+}
+
+// caughtUp returns, for a wait on the shared watcher, a check that the
+// cache holds kind/name at least as new as the API server had it when the
+// wait began: the change the wait follows was written a moment ago, and
+// the watch may not have delivered it yet, so the cache's older copy
+// would tell of the change before. A watcher of the wait's own lists after
+// the change: there the check is always true, as it is when the object
+// cannot be read now (the wait then judges the cache as it is) or its
+// resourceVersion is no number to compare (the API server's always is).
+func (w *watcher) caughtUp(ctx context.Context, kind, name string) func(*unstructured.Unstructured) bool {
+	always := func(*unstructured.Unstructured) bool { return true }
+	if !w.shared {
+		return always
+	}
+	now, err := w.c.Get(ctx, kind, name)
+	if err != nil {
+		return always
+	}
+	want, err := strconv.ParseUint(now.Object.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return always
+	}
+	done := false
+	return func(u *unstructured.Unstructured) bool {
+		if !done && u != nil {
+			rv, err := strconv.ParseUint(u.GetResourceVersion(), 10, 64)
+			done = err != nil || rv >= want
+		}
+		return done
+	}
 }

@@ -28,8 +28,13 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time
 	pr := &progress{out: out, start: time.Now()}
 	what := strings.ToLower(kind) + "/" + name
 	var pending []string
+	seen := w.caughtUp(ctx, kind, name)
 	err := w.run(ctx, func() (bool, error) {
 		u := w.cached(kind, name)
+		if !seen(u) {
+			pending = []string{"the watch has not yet delivered " + what + " as it is now"}
+			return false, nil
+		}
 		if u == nil {
 			pending = []string{what + " does not exist"}
 			return false, fmt.Errorf("%s was deleted while waiting for it", what)
