@@ -17,22 +17,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
-// PlanRefused is the exit status of a change a blocking finding of its
-// plan stopped (and of --dry-run when one would); diff uses the same code
-// for breaking changes.
-const PlanRefused = DiffBreaking
-
-// PlanChanged is the exit status of a change that the cluster, changed
-// by someone else since the change was planned, stopped before it was
-// made: planning again is the way on.
-const PlanChanged = 4
-
-// RollbackFailed is the exit status of an --atomic change that failed
-// and could not be rolled back: the package is left as the message says,
-// with the command that puts it back. It stands also when an interruption
-// set off the rollback.
-const RollbackFailed = 5
-
 // Dry-run strategies, as kubectl names them.
 const (
 	dryRunNone   = "none"
@@ -114,7 +98,7 @@ func (f *PlanFlags) gate(r *Root, p *lifecycle.Plan) (proceed bool, err error) {
 	}
 	if p.Blocking() {
 		if !f.Force {
-			return false, exit.WithCode(PlanRefused, &lifecycle.RefusedError{Plan: p})
+			return false, exit.WithCode(exit.PlanRefused, &lifecycle.RefusedError{Plan: p})
 		}
 		fmt.Fprintf(r.IOStreams.ErrOut, "Warning: going ahead despite the blocking findings (--force)\n")
 	}
@@ -127,7 +111,7 @@ func changeError(ctx context.Context, err error) error {
 	var ae *lifecycle.AtomicError
 	if errors.As(err, &ae) {
 		if ae.RollbackErr != nil {
-			return exit.WithCode(RollbackFailed, err)
+			return exit.WithCode(exit.RollbackFailed, err)
 		}
 		return waitError(err) // rolled back: a time-out still says 124
 	}
@@ -138,7 +122,7 @@ func changeError(ctx context.Context, err error) error {
 	var changed *lifecycle.ChangedError
 	var moved *cluster.MovedError
 	if errors.As(err, &pkgChanged) || errors.As(err, &changed) || errors.As(err, &moved) {
-		return exit.WithCode(PlanChanged, err)
+		return exit.WithCode(exit.PlanChanged, err)
 	}
 	return waitError(err)
 }

@@ -18,14 +18,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
-// Exit codes of diff, as diff(1) has them, plus one for breaking changes.
-const (
-	DiffSame      = 0
-	DiffDifferent = 1
-	DiffTrouble   = 2
-	DiffBreaking  = 3
-)
-
 var diffExample = `  # What changes from one release to the next, and whether it breaks an upgrade
   # (exit status 3: v0.4.0 removes a field of v0.2.1's CRD)
   kubectl xpkg diff xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.2.1 xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0
@@ -86,12 +78,12 @@ Exit status: 0 no differences, 1 differences, 2 trouble, 3 breaking changes foun
 			if o.Installed != "" {
 				want = exactArgs(1, "NEW")
 			}
-			return exit.WithCode(DiffTrouble, want(c, args))
+			return exit.WithCode(exit.DiffTrouble, want(c, args))
 		},
 		RunE: runOptions(root, o),
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return exit.WithCode(DiffTrouble, flagError(c, err))
+		return exit.WithCode(exit.DiffTrouble, flagError(c, err))
 	})
 	f := cmd.Flags()
 	f.StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: a human report).")
@@ -115,7 +107,7 @@ func (o *DiffOptions) Complete(root *Root, cmd *cobra.Command, args []string) er
 }
 
 // Validate checks the flags; a bad one is trouble (exit 2), as for diff(1).
-func (o *DiffOptions) Validate() error { return exit.WithCode(DiffTrouble, o.checkFlags()) }
+func (o *DiffOptions) Validate() error { return exit.WithCode(exit.DiffTrouble, o.checkFlags()) }
 
 func (o *DiffOptions) checkFlags() error {
 	switch o.Color {
@@ -133,24 +125,24 @@ func (o *DiffOptions) checkFlags() error {
 func (o *DiffOptions) Run(ctx context.Context) error {
 	so, limits, err := o.Source.Options()
 	if err != nil {
-		return exit.WithCode(DiffTrouble, err)
+		return exit.WithCode(exit.DiffTrouble, err)
 	}
 	args, opts, err := o.sources(ctx, so)
 	if err != nil {
-		return exit.WithCode(DiffTrouble, err)
+		return exit.WithCode(exit.DiffTrouble, err)
 	}
 	r, err := comparePackages(ctx, o.root, args, opts, limits)
 	if err != nil {
-		return exit.WithCode(DiffTrouble, err)
+		return exit.WithCode(exit.DiffTrouble, err)
 	}
 	if err := o.print(r); err != nil {
-		return exit.WithCode(DiffTrouble, err)
+		return exit.WithCode(exit.DiffTrouble, err)
 	}
 	switch {
 	case r.Breaking():
-		return exit.WithCode(DiffBreaking, exit.Silent)
+		return exit.WithCode(exit.DiffBreaking, exit.Silent)
 	case r.Different():
-		return exit.WithCode(DiffDifferent, exit.Silent)
+		return exit.WithCode(exit.DiffDifferent, exit.Silent)
 	}
 	return nil
 }

@@ -47,18 +47,11 @@ func printObject(r *Root, output string, u *unstructured.Unstructured, verb stri
 	return p.PrintObj(u, r.IOStreams.Out)
 }
 
-// Exit codes of the cluster verbs.
-const (
-	// WaitTimedOut is the exit code of a --wait that ran out of time, as
-	// timeout(1) uses.
-	WaitTimedOut = 124
-)
-
 // waitError gives a timed-out wait its own exit code.
 func waitError(err error) error {
 	var te *cluster.WaitTimeoutError
 	if errors.As(err, &te) {
-		return exit.WithCode(WaitTimedOut, err)
+		return exit.WithCode(exit.WaitTimedOut, err)
 	}
 	return err
 }

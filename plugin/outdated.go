@@ -178,7 +178,7 @@ func unreadError(items []*lifecycle.Item) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return exit.WithCode(1, fmt.Errorf("%s", strings.Join(errs, "; ")))
+	return exit.WithCode(exit.Unread, fmt.Errorf("%s", strings.Join(errs, "; ")))
 }
 
 func ifRead(it *lifecycle.Item, s string) string {

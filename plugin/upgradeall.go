@@ -57,7 +57,7 @@ func (o *UpgradeOptions) runAll(ctx context.Context, c *cluster.Cluster) error {
 	}
 	if refused := plans.Refused(); refused != nil {
 		if !o.Plan.Force {
-			return exit.WithCode(PlanRefused, refused)
+			return exit.WithCode(exit.PlanRefused, refused)
 		}
 		fmt.Fprintf(r.IOStreams.ErrOut, "Warning: going ahead despite the blocking findings (--force)\n")
 	}
@@ -86,7 +86,7 @@ func (o *UpgradeOptions) runAll(ctx context.Context, c *cluster.Cluster) error {
 	if err := ua.Apply(ctx, plans, ao, ev); err != nil {
 		var se *lifecycle.StepError
 		if errors.As(err, &se) && se.Refused {
-			return exit.WithCode(PlanRefused, err)
+			return exit.WithCode(exit.PlanRefused, err)
 		}
 		return changeError(ctx, err)
 	}
@@ -135,5 +135,5 @@ func skippedError(ps *lifecycle.Plans) error {
 	if len(ps.Skipped) == 0 {
 		return nil
 	}
-	return exit.WithCode(1, fmt.Errorf("not upgraded, their registries could not be read (kubectl xpkg outdated says why): %s", strings.Join(ps.Skipped, ", ")))
+	return exit.WithCode(exit.Unread, fmt.Errorf("not upgraded, their registries could not be read (kubectl xpkg outdated says why): %s", strings.Join(ps.Skipped, ", ")))
 }

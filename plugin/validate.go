@@ -11,12 +11,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/validate"
 )
 
-// Exit codes of validate.
-const (
-	ValidateInvalid    = 1
-	ValidateUnreadable = 2
-)
-
 var validateExample = `  # Check a package in a registry against the xpkg specification
   kubectl xpkg validate xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0
 
@@ -116,9 +110,9 @@ func (o *ValidateOptions) Run(ctx context.Context) error {
 	}
 	switch {
 	case s.Unreadable > 0:
-		return exit.WithCode(ValidateUnreadable, exit.Silent)
+		return exit.WithCode(exit.ValidateUnreadable, exit.Silent)
 	case s.Invalid > 0:
-		return exit.WithCode(ValidateInvalid, exit.Silent)
+		return exit.WithCode(exit.ValidateInvalid, exit.Silent)
 	}
 	return nil
 }

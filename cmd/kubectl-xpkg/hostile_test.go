@@ -15,12 +15,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/faultproxy"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/hostile"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
-	"github.com/kubectl-xpkg/kubectl-xpkg/plugin"
 )
 
 // Bounds every command run on a hostile package must stay within. The
@@ -196,9 +196,9 @@ func (h *hostileRun) extract(t *testing.T, form, src string) {
 
 func (h *hostileRun) validate(t *testing.T, form, src string) {
 	r := h.run(t, form, "validate", "validate", src)
-	summary, line, code := "0 valid, 1 invalid", src+": invalid", plugin.ValidateInvalid
+	summary, line, code := "0 valid, 1 invalid", src+": invalid", exit.ValidateInvalid
 	if h.c.Outcome == hostile.Unreadable {
-		summary, line, code = "0 invalid, 1 unreadable", src+": cannot read: ", plugin.ValidateUnreadable
+		summary, line, code = "0 invalid, 1 unreadable", src+": cannot read: ", exit.ValidateUnreadable
 	}
 	switch {
 	case r.ExitCode != code:
@@ -218,12 +218,12 @@ func (h *hostileRun) diff(t *testing.T, form, src string) {
 	r := h.run(t, form, "diff", "diff", src, h.good)
 	if h.c.Outcome == hostile.BreaksRules {
 		// diff does not judge content either: it compares.
-		if r.ExitCode != plugin.DiffDifferent && r.ExitCode != plugin.DiffBreaking {
+		if r.ExitCode != exit.DiffDifferent && r.ExitCode != exit.DiffBreaking {
 			t.Errorf("exit %d, want 1 or 3: diff compares packages that break content rules\n%.2000s", r.ExitCode, r.Stderr)
 		}
 		return
 	}
-	h.refuses(t, r, plugin.DiffTrouble)
+	h.refuses(t, r, exit.DiffTrouble)
 }
 
 func (h *hostileRun) install(t *testing.T, form, src string) {

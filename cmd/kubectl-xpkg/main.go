@@ -46,7 +46,7 @@ func run(streams genericiooptions.IOStreams, args []string) int {
 	mu.Lock()
 	sig := got
 	mu.Unlock()
-	if sig != nil && exit.Code(err) != plugin.RollbackFailed {
+	if sig != nil && exit.Code(err) != exit.RollbackFailed {
 		// The exit status says why, as a shell reports a process a signal
 		// stopped.
 		msg := "interrupted by " + signalName(sig)
@@ -54,7 +54,7 @@ func run(streams genericiooptions.IOStreams, args []string) int {
 			msg += ": " + exit.Message(err)
 		}
 		fmt.Fprintf(streams.ErrOut, "error: %s\n", msg)
-		return 128 + int(sig.(syscall.Signal))
+		return exit.Signaled + int(sig.(syscall.Signal))
 	}
 	if err != nil && !errors.Is(err, exit.Silent) {
 		fmt.Fprintf(streams.ErrOut, "error: %s\n", exit.Message(err))

@@ -20,7 +20,7 @@ import (
 // requests, then measured.
 
 // planRefused is the exit status of a plan with blocking findings
-// (plugin.PlanRefused), with --dry-run too.
+// (exit.PlanRefused), with --dry-run too.
 const planRefused = 3
 
 // finding is what the checks compare of a plan's finding.

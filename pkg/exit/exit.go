@@ -8,16 +8,6 @@ import (
 	"strings"
 )
 
-// Exit codes shared by every verb. Verbs with their own conventions (diff
-// follows diff(1)) document theirs beside these.
-const (
-	OK    = 0
-	Error = 1
-	// Usage is returned for malformed command lines: unknown verbs or flags,
-	// missing or extra arguments.
-	Usage = 1
-)
-
 // Silent is an error whose message the command has already printed: the
 // process only exits with its code.
 var Silent = errors.New("")
@@ -30,6 +20,9 @@ type CodeError struct {
 
 func (e *CodeError) Error() string { return e.Err.Error() }
 func (e *CodeError) Unwrap() error { return e.Err }
+
+// ExitCode is the code the error carries.
+func (e *CodeError) ExitCode() int { return e.Code }
 
 // WithCode attaches an exit code to err; nil stays nil.
 func WithCode(code int, err error) error {
@@ -53,9 +46,9 @@ func Code(err error) int {
 	if err == nil {
 		return OK
 	}
-	var ce *CodeError
-	if errors.As(err, &ce) {
-		return ce.Code
+	var c Coder
+	if errors.As(err, &c) {
+		return c.ExitCode()
 	}
 	var ue *UsageError
 	if errors.As(err, &ue) {
