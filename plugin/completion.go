@@ -30,7 +30,7 @@ func completePackages(root *Root, kinds, withKind bool) cobra.CompletionFunc {
 		for _, p := range pkgs {
 			out = append(out, p.Name)
 			if withKind {
-				out = append(out, strings.ToLower(p.Kind)+"/"+p.Name)
+				out = append(out, p.KindName())
 			}
 		}
 		return filterPrefix(out, toComplete), cobra.ShellCompDirectiveNoFileComp

@@ -204,7 +204,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	case err != nil:
 		return err
 	case installed:
-		fmt.Fprintf(o.root.IOStreams.ErrOut, "%s is already installed from %s: nothing to do\n", lifecycle.KindName(p), o.Spec.Package)
+		fmt.Fprintf(o.root.IOStreams.ErrOut, "%s is already installed from %s: nothing to do\n", p.KindName(), o.Spec.Package)
 	case o.DryRun == dryRunServer:
 		return printObject(o.root, o.Output, p.Object, "created (server dry run)")
 	default:

@@ -138,7 +138,7 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	}
 	err = u.Run(ctx, plan, lifecycle.UninstallOptions{
 		DryRun: o.Plan.DryRun == dryRunServer, Wait: o.Wait.d, Progress: o.root.IOStreams.ErrOut,
-		Deleted: func(p *cluster.Package) { fmt.Fprintf(out, "%s %s\n", lifecycle.KindName(p), suffix) },
+		Deleted: func(p *cluster.Package) { fmt.Fprintf(out, "%s %s\n", p.KindName(), suffix) },
 	})
 	return changeError(ctx, err)
 }

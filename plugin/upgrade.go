@@ -222,7 +222,7 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 		}
 	}
 	if target == p.Source {
-		fmt.Fprintf(o.root.IOStreams.ErrOut, "%s is already at %s: nothing to do\n", lifecycle.KindName(p), p.Version)
+		fmt.Fprintf(o.root.IOStreams.ErrOut, "%s is already at %s: nothing to do\n", p.KindName(), p.Version)
 		return nil
 	}
 	return runChange(ctx, o.root, &o.Plan, change, lifecycle.ActionUpgrade, in, target, lifecycle.ApplyOptions{Wait: o.Wait.d, Atomic: o.Atomic})
@@ -240,7 +240,7 @@ func (o *UpgradeOptions) waitable(p *cluster.Package) error {
 	if o.Wait.d == 0 || o.Activate || p.ActivationPolicy != "Manual" {
 		return nil
 	}
-	return &exit.UsageError{Err: fmt.Errorf("%s activates revisions by hand: with --wait, pass --activate too (or upgrade without --wait and activate later)", lifecycle.KindName(p)),
+	return &exit.UsageError{Err: fmt.Errorf("%s activates revisions by hand: with --wait, pass --activate too (or upgrade without --wait and activate later)", p.KindName()),
 		Hint: "See 'kubectl xpkg upgrade --help' for usage."}
 }
 
@@ -251,7 +251,7 @@ func runChange(ctx context.Context, r *Root, pf *PlanFlags, change *lifecycle.Ch
 	var plan *lifecycle.Plan
 	if pf.NoPlan {
 		fmt.Fprintf(r.IOStreams.ErrOut, "Warning: going ahead without a plan (--no-plan): nothing checked what the %s does\n", action)
-		plan = lifecycle.NewPlan(action, lifecycle.KindName(in.Package), in.Image, target)
+		plan = lifecycle.NewPlan(action, in.Package.KindName(), in.Image, target)
 	} else {
 		var err error
 		if plan, err = change.Plan(ctx, action, in, target); err != nil {

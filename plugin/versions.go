@@ -151,7 +151,7 @@ func (o *VersionsOptions) mark(ctx context.Context, c *cluster.Cluster, repo str
 			}
 			for _, p := range pkgs {
 				if cluster.RefRepository(p.Source) == full.Context().Name() {
-					installed[p.Version] = append(installed[p.Version], strings.ToLower(p.Kind)+"/"+p.Name)
+					installed[p.Version] = append(installed[p.Version], p.KindName())
 				}
 			}
 		}

@@ -72,7 +72,7 @@ func inactiveByHand(p *Package, revs []*Revision) error {
 	}
 	for _, r := range revs {
 		if r.Name == p.CurrentRevision && !strings.EqualFold(r.DesiredState, "Active") {
-			return &ManualActivationError{Package: strings.ToLower(p.Kind) + "/" + p.Name, Revision: r.Name}
+			return &ManualActivationError{Package: p.KindName(), Revision: r.Name}
 		}
 	}
 	return nil

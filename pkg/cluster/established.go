@@ -79,7 +79,7 @@ func (c *Cluster) waitEstablished(ctx context.Context, p *Package, d time.Durati
 	t := newDefTracker(src)
 	defer t.wait()
 	defer cancel()
-	w := &establishWait{c: c, t: t, p: p, since: since, what: strings.ToLower(p.Kind) + "/" + p.Name}
+	w := &establishWait{c: c, t: t, p: p, since: since, what: p.KindName()}
 	if rewrite > 0 {
 		w.rewriteBy, w.firstGen = time.Now().Add(rewrite), map[string]int64{}
 	}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"strings"
 	"time"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
@@ -50,6 +51,14 @@ type Package struct {
 
 	Object *unstructured.Unstructured `json:"-"`
 }
+
+// KindName is how the verbs name a package: kind/name, the kind in lower
+// case (provider/provider-nop), as kubectl names objects.
+func (p *Package) KindName() string { return KindName(p.Kind, p.Name) }
+
+// KindName names an object of kind as the verbs name packages: kind/name,
+// the kind in lower case.
+func KindName(kind, name string) string { return strings.ToLower(kind) + "/" + name }
 
 // Condition returns the condition of type t, or nil.
 func (p *Package) Condition(t string) *Condition { return findCondition(p.Conditions, t) }

@@ -145,7 +145,7 @@ func (c *Cluster) Find(ctx context.Context, name string) (*Package, error) {
 	}
 	var kinds []string
 	for _, p := range found {
-		kinds = append(kinds, strings.ToLower(p.Kind)+"/"+name)
+		kinds = append(kinds, KindName(p.Kind, name))
 	}
 	return nil, fmt.Errorf("%q names several packages (%s): name the kind, e.g. %s", name, strings.Join(kinds, ", "), kinds[0])
 }
@@ -185,7 +185,7 @@ func (c *Cluster) Revisions(ctx context.Context, p *Package) ([]*Revision, error
 	}
 	l, err := rc.List(ctx, c.dialect.RevisionList(p))
 	if err != nil {
-		return nil, fmt.Errorf("list revisions of %s/%s: %w", strings.ToLower(p.Kind), p.Name, err)
+		return nil, fmt.Errorf("list revisions of %s: %w", p.KindName(), err)
 	}
 	out := make([]*Revision, 0, len(l.Items))
 	for i := range l.Items {
@@ -228,7 +228,7 @@ func (c *Cluster) DeleteExactly(ctx context.Context, p *Package, dryRun bool) er
 		}
 		err := rc.Delete(ctx, p.Name, opts)
 		if !apierrors.IsConflict(err) || b.Steps <= 1 {
-			return unanswered(err, "deletion of "+strings.ToLower(p.Kind)+"/"+p.Name, strings.ToLower(p.Kind)+"/"+p.Name)
+			return unanswered(err, "deletion of "+p.KindName(), p.KindName())
 		}
 		now, gerr := rc.Get(ctx, p.Name, metav1.GetOptions{})
 		if gerr != nil || now.GetUID() != p.Object.GetUID() || now.GetGeneration() != p.Object.GetGeneration() ||

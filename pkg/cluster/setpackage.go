@@ -43,7 +43,7 @@ func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun
 			return err
 		}
 		now := c.dialect.Read(u).Source
-		changed := &ChangedError{Package: strings.ToLower(p.Kind) + "/" + p.Name, Planned: p.Source, Now: now}
+		changed := &ChangedError{Package: p.KindName(), Planned: p.Source, Now: now}
 		switch {
 		case now != p.Source:
 			return changed
@@ -75,7 +75,7 @@ func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun
 			// Changed since read: a conflict, read again.
 			return apierrors.NewConflict(schema.GroupResource{Resource: strings.ToLower(p.Kind) + "s"}, p.Name, err)
 		}
-		return unanswered(err, "change of "+strings.ToLower(p.Kind)+"/"+p.Name, strings.ToLower(p.Kind)+"/"+p.Name)
+		return unanswered(err, "change of "+p.KindName(), p.KindName())
 	})
 	if err != nil {
 		return nil, err

@@ -26,7 +26,7 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time
 	defer cancel()
 	w := c.newWatcher()
 	pr := &progress{out: out, start: time.Now()}
-	what := strings.ToLower(kind) + "/" + name
+	what := KindName(kind, name)
 	var pending []string
 	seen := w.caughtUp(ctx, kind, name)
 	err := w.run(ctx, func() (bool, error) {
@@ -104,7 +104,7 @@ func (c *Cluster) reportRevisions(w *watcher, p *Package, pr *progress) []*Revis
 			continue
 		}
 		r := c.dialect.ReadRevision(u)
-		pr.revision(strings.ToLower(p.Kind)+"/"+p.Name, r)
+		pr.revision(p.KindName(), r)
 		revs = append(revs, r)
 	}
 	return revs
@@ -152,7 +152,7 @@ func (c *Cluster) dependenciesPending(w *watcher, p *Package, pr *progress) []st
 			continue
 		}
 		r := c.dialect.Readiness(dp)
-		label := fmt.Sprintf("dependency %s/%s (%s)", strings.ToLower(dp.Kind), dp.Name, dp.Source)
+		label := fmt.Sprintf("dependency %s (%s)", dp.KindName(), dp.Source)
 		if r.Ready {
 			pr.say("%s: Installed, Healthy", label)
 			continue
@@ -204,7 +204,7 @@ func (c *Cluster) WaitDeleted(ctx context.Context, p *Package, d time.Duration, 
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	w := c.newWatcher()
-	what := strings.ToLower(p.Kind) + "/" + p.Name
+	what := p.KindName()
 	pr := &progress{out: out, start: time.Now()}
 	var pending []string
 	err := w.run(ctx, func() (bool, error) {
@@ -270,6 +270,6 @@ func (c *Cluster) WaitRevision(ctx context.Context, p *Package, image string, d 
 		}
 		return false, nil
 	})
-	what := "a revision of " + image + " for " + strings.ToLower(p.Kind) + "/" + p.Name
+	what := "a revision of " + image + " for " + p.KindName()
 	return found, timeout(err, what, d, []string{"the package manager has not created it"})
 }

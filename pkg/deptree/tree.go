@@ -113,7 +113,7 @@ func writeChildren(w io.Writer, nodes []*Node, prefix string) {
 func (n *Node) label() string {
 	var b strings.Builder
 	if n.Name != "" {
-		fmt.Fprintf(&b, "%s/%s ", strings.ToLower(n.Kind), n.Name)
+		fmt.Fprintf(&b, "%s ", cluster.KindName(n.Kind, n.Name))
 	}
 	b.WriteString(n.Source)
 	if n.Version != "" {

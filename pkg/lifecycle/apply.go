@@ -88,7 +88,7 @@ func (c *Change) Apply(ctx context.Context, in *Installed, target string, o Appl
 // error says where the package points.
 func (c *Change) followUnanswered(ctx context.Context, pkg *cluster.Package, target string, cause error, o ApplyOptions) (*cluster.Package, error) {
 	budget := cmp.Or(o.RollbackBudget, max(o.Wait, DefaultRollbackBudget))
-	fmt.Fprintf(o.Progress, "%s: %v\n%s: following it for up to %s, to roll it back if it lands\n", KindName(pkg), cause, KindName(pkg), cluster.Round(budget))
+	fmt.Fprintf(o.Progress, "%s: %v\n%s: following it for up to %s, to roll it back if it lands\n", pkg.KindName(), cause, pkg.KindName(), cluster.Round(budget))
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
 	for {
@@ -97,7 +97,7 @@ func (c *Change) followUnanswered(ctx context.Context, pkg *cluster.Package, tar
 		case err == nil && now.Source == target:
 			return c.rollBack(ctx, pkg, now, target, cause, o)
 		case err == nil && now.Source != pkg.Source:
-			return now, fmt.Errorf("%w; %s now points at %s, which another writer set: not rolled back", cause, KindName(pkg), now.Source)
+			return now, fmt.Errorf("%w; %s now points at %s, which another writer set: not rolled back", cause, pkg.KindName(), now.Source)
 		}
 		select {
 		case <-fctx.Done():
@@ -120,11 +120,11 @@ func (c *Change) rollBack(ctx context.Context, pkg, updated *cluster.Package, ta
 	if ctx.Err() != nil {
 		why = "was interrupted"
 	}
-	fmt.Fprintf(o.Progress, "%s: %s %s: %v\n%s: rolling back to %s\n", KindName(pkg), target, why, cause, KindName(pkg), pkg.Source)
+	fmt.Fprintf(o.Progress, "%s: %s %s: %v\n%s: rolling back to %s\n", pkg.KindName(), target, why, cause, pkg.KindName(), pkg.Source)
 	budget := cmp.Or(o.RollbackBudget, max(o.Wait, DefaultRollbackBudget))
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
-	ae := &AtomicError{Package: KindName(pkg), To: target, Back: pkg.Source, Err: cause, Now: target}
+	ae := &AtomicError{Package: pkg.KindName(), To: target, Back: pkg.Source, Err: cause, Now: target}
 	delay := 500 * time.Millisecond
 	for {
 		back, err := c.Cluster.SetPackage(rctx, updated, pkg.Source, false)
@@ -160,7 +160,7 @@ func (c *Change) rollBack(ctx context.Context, pkg, updated *cluster.Package, ta
 			return updated, ae
 		case <-time.After(delay):
 		}
-		fmt.Fprintf(o.Progress, "%s: the rollback failed (%v); trying again\n", KindName(pkg), err)
+		fmt.Fprintf(o.Progress, "%s: the rollback failed (%v); trying again\n", pkg.KindName(), err)
 		delay = min(2*delay, 10*time.Second)
 	}
 }
@@ -175,7 +175,7 @@ func deadlineOf(ctx context.Context) time.Time {
 // with manual activation, nothing else needs changing.
 func (c *Change) Activated(ctx context.Context, p *cluster.Package, o ApplyOptions) error {
 	if p.ActivationPolicy != "Manual" {
-		fmt.Fprintf(o.Progress, "%s activates its revisions automatically: nothing to activate\n", KindName(p))
+		fmt.Fprintf(o.Progress, "%s activates its revisions automatically: nothing to activate\n", p.KindName())
 	}
 	return c.settle(ctx, p, true, o, false)
 }
@@ -242,15 +242,15 @@ func waitInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, 
 			return err
 		}
 		if p.Source != "" && now.Source != p.Source {
-			return &cluster.MovedError{Package: KindName(now), Want: p.Source, Now: now.Source}
+			return &cluster.MovedError{Package: now.KindName(), Want: p.Source, Now: now.Source}
 		}
 		r := c.Dialect().Readiness(now)
 		if r.Ready {
 			return nil
 		}
-		fmt.Fprintf(out, "%s: not ready again a moment later (%s): waiting on\n", KindName(now), strings.Join(r.Pending, ", "))
+		fmt.Fprintf(out, "%s: not ready again a moment later (%s): waiting on\n", now.KindName(), strings.Join(r.Pending, ", "))
 		if time.Until(deadline) <= 0 {
-			return &cluster.WaitTimeoutError{What: KindName(now), After: d, Pending: r.Pending}
+			return &cluster.WaitTimeoutError{What: now.KindName(), After: d, Pending: r.Pending}
 		}
 	}
 }

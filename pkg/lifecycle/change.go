@@ -39,9 +39,6 @@ type Change struct {
 	OnRead func(source.Info)
 }
 
-// KindName is how the verbs name a package: kind/name, lower case.
-func KindName(p *cluster.Package) string { return strings.ToLower(p.Kind) + "/" + p.Name }
-
 // Plan checks moving the installed package to target, changing nothing:
 // it compares the running revision's package with the target's, and
 // checks the result against the cluster (stored versions, live objects,
@@ -50,7 +47,7 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 	pkg := in.Package
 	// From is what runs: under Manual activation spec.package may name a
 	// revision not yet active.
-	p := NewPlan(action, KindName(pkg), in.Image, target)
+	p := NewPlan(action, pkg.KindName(), in.Image, target)
 	// Read where the package manager reads: through the ImageConfigs,
 	// with the package's pull secrets.
 	var refs [2]string

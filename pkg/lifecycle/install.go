@@ -155,7 +155,7 @@ func (i *Install) Create(ctx context.Context, spec cluster.InstallSpec, u *unstr
 }
 
 func specName(s cluster.InstallSpec) string {
-	return KindName(&cluster.Package{Kind: s.Kind, Name: s.Name})
+	return cluster.KindName(s.Kind, s.Name)
 }
 
 // existing is the same package installed under the name (nil when there

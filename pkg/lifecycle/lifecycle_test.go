@@ -200,7 +200,7 @@ func TestUninstallWithDependencies(t *testing.T) {
 	// A dry run (the fake deletes anyway) needs no wait between the two.
 	var deleted []string
 	err = u.Run(context.Background(), up, UninstallOptions{DryRun: true, Progress: &strings.Builder{},
-		Deleted: func(p *cluster.Package) { deleted = append(deleted, KindName(p)) }})
+		Deleted: func(p *cluster.Package) { deleted = append(deleted, p.KindName()) }})
 	if err != nil || strings.Join(deleted, ",") != "configuration/configuration-stored,provider/provider-stored" {
 		t.Errorf("deleted %v, %v", deleted, err)
 	}
@@ -244,7 +244,7 @@ func TestUninstallWithDependenciesKeepsExplicitOnes(t *testing.T) {
 			}
 			var deleted []string
 			err = u.Run(ctx, up, UninstallOptions{DryRun: true, Progress: &strings.Builder{},
-				Deleted: func(p *cluster.Package) { deleted = append(deleted, KindName(p)) }})
+				Deleted: func(p *cluster.Package) { deleted = append(deleted, p.KindName()) }})
 			if err != nil || strings.Join(deleted, ",") != "configuration/configuration-stored" {
 				t.Errorf("deleted %v, %v", deleted, err)
 			}

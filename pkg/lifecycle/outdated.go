@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -315,4 +314,4 @@ func Holds(lock []cluster.LockPackage, pkgs []*cluster.Package, repo string) []v
 func (it *Item) Moves() bool { return it.wantedTag != "" && it.Error == "" }
 
 // String names the item as the verbs do.
-func (it *Item) String() string { return fmt.Sprintf("%s/%s", strings.ToLower(it.Kind), it.Name) }
+func (it *Item) String() string { return cluster.KindName(it.Kind, it.Name) }

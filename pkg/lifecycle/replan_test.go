@@ -85,7 +85,7 @@ func TestUninstallPlansTheDependenciesAgain(t *testing.T) {
 		t.Fatalf("plan: %v, %+v", err, up.Findings)
 	}
 	var deleted []string
-	err = u.Run(ctx, up, UninstallOptions{Wait: 20 * time.Second, Progress: &strings.Builder{}, Deleted: func(p *cluster.Package) { deleted = append(deleted, KindName(p)) }})
+	err = u.Run(ctx, up, UninstallOptions{Wait: 20 * time.Second, Progress: &strings.Builder{}, Deleted: func(p *cluster.Package) { deleted = append(deleted, p.KindName()) }})
 	var ce *ChangedError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "configuration/configuration-stored went; nothing more was changed") {
 		t.Fatalf("Run: %v", err)

@@ -18,18 +18,18 @@ func RollbackTarget(in *Installed, toRevision string) (string, error) {
 		for _, r := range in.Revisions {
 			if r.Name == toRevision || numErr == nil && r.Revision == n {
 				if cur != nil && r.Name == cur.Name {
-					return "", fmt.Errorf("revision %s is the current revision of %s: nothing to roll back to", r.Name, KindName(pkg))
+					return "", fmt.Errorf("revision %s is the current revision of %s: nothing to roll back to", r.Name, pkg.KindName())
 				}
 				if r.Image == "" {
-					return "", fmt.Errorf("revision %s of %s names no image", r.Name, KindName(pkg))
+					return "", fmt.Errorf("revision %s of %s names no image", r.Name, pkg.KindName())
 				}
 				return r.Image, nil
 			}
 		}
-		return "", fmt.Errorf("%s has no revision %q: kubectl xpkg describe %s lists the %d it keeps", KindName(pkg), toRevision, KindName(pkg), len(in.Revisions))
+		return "", fmt.Errorf("%s has no revision %q: kubectl xpkg describe %s lists the %d it keeps", pkg.KindName(), toRevision, pkg.KindName(), len(in.Revisions))
 	}
 	if cur == nil {
-		return "", fmt.Errorf("%s has no current revision yet: nothing to roll back from", KindName(pkg))
+		return "", fmt.Errorf("%s has no current revision yet: nothing to roll back from", pkg.KindName())
 	}
 	// The package points at an image that has no revision of its own (one
 	// Crossplane could not unpack: it keeps the revision it had): back
@@ -44,5 +44,5 @@ func RollbackTarget(in *Installed, toRevision string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s keeps no revision older than %s (its revisionHistoryLimit drops them): go back with kubectl xpkg upgrade %s VERSION",
-		KindName(pkg), cur.Name, KindName(pkg))
+		pkg.KindName(), cur.Name, pkg.KindName())
 }

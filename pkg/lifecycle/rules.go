@@ -158,7 +158,7 @@ func runtimeRestartFinding(p *cluster.Package, run *cluster.Revision, manual boo
 	if manual || run == nil || (p.Kind != "Provider" && p.Kind != "Function") {
 		return nil
 	}
-	kn := KindName(p)
+	kn := p.KindName()
 	return &Finding{Rule: RuleRuntimeRestart, Severity: Info, Object: kn,
 		Message: fmt.Sprintf("%s's runtime restarts: Crossplane deletes the Deployment of its running revision %s and starts the new revision's; until its pods are ready, nothing reconciles what %s manages", kn, run.Name, kn)}
 }
@@ -246,7 +246,7 @@ func dependentFindings(lock []cluster.LockPackage, pkgs []*cluster.Package, repo
 func packageName(pkgs []*cluster.Package, repo string) string {
 	for _, p := range pkgs {
 		if cluster.RefRepository(p.Source) == cluster.RefRepository(repo) {
-			return strings.ToLower(p.Kind) + "/" + p.Name
+			return p.KindName()
 		}
 	}
 	return repo

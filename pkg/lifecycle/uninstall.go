@@ -58,15 +58,15 @@ func (u *Uninstall) Plan(ctx context.Context, args []string) (*UninstallPlan, er
 		var explicit []*cluster.Package
 		up.Dependencies, explicit = exclusiveDependencies(lock, all, up.Named)
 		for _, d := range up.Dependencies {
-			up.add(Finding{Rule: RuleDependents, Severity: Info, Object: KindName(d),
-				Message: fmt.Sprintf("%s (%s) is needed by nothing else: uninstalling it too", KindName(d), cluster.RefRepository(d.Source))})
+			up.add(Finding{Rule: RuleDependents, Severity: Info, Object: d.KindName(),
+				Message: fmt.Sprintf("%s (%s) is needed by nothing else: uninstalling it too", d.KindName(), cluster.RefRepository(d.Source))})
 		}
 		for _, d := range explicit {
 			up.add(explicitDependencyFinding(d))
 		}
 	}
 	for _, p := range up.all() {
-		up.Packages = append(up.Packages, KindName(p))
+		up.Packages = append(up.Packages, p.KindName())
 		live, err := u.liveObjects(ctx, p)
 		if err != nil {
 			return nil, err
@@ -103,8 +103,8 @@ func dependentsFindings(lock []cluster.LockPackage, all, named []*cluster.Packag
 		if len(users) > 1 {
 			them = "them"
 		}
-		out = append(out, Finding{Rule: RuleDependents, Severity: Blocking, Object: KindName(t), Count: count(int64(len(users))),
-			Message: fmt.Sprintf("%s is a dependency of %s: uninstall %s first", KindName(t), strings.Join(users, ", "), them)})
+		out = append(out, Finding{Rule: RuleDependents, Severity: Blocking, Object: t.KindName(), Count: count(int64(len(users))),
+			Message: fmt.Sprintf("%s is a dependency of %s: uninstall %s first", t.KindName(), strings.Join(users, ", "), them)})
 	}
 	return out
 }
@@ -160,9 +160,9 @@ func explicitDependencyFinding(p *cluster.Package) Finding {
 	if _, owners := cluster.PackageOrigin(p.Object); len(owners) > 0 {
 		who = "its package was set by " + strings.Join(owners, ", ") + ", not only by the package manager"
 	}
-	return Finding{Rule: RuleExplicitDependency, Severity: Info, Object: KindName(p),
+	return Finding{Rule: RuleExplicitDependency, Severity: Info, Object: p.KindName(),
 		Message: fmt.Sprintf("%s (%s) is needed by nothing else but was installed explicitly (%s): --with-dependencies removes only what the package manager installed, so it stays; uninstall it by name to remove it too",
-			KindName(p), cluster.RefRepository(p.Source), who)}
+			p.KindName(), cluster.RefRepository(p.Source), who)}
 }
 
 // liveObjects counts the objects of every kind the package's current
@@ -183,7 +183,7 @@ func (u *Uninstall) liveObjects(ctx context.Context, p *cluster.Package) ([]Find
 	var out []Finding
 	for _, l := range live {
 		out = append(out, Finding{Rule: RuleLiveObjects, Severity: Blocking, Object: l.crd.Name, Count: count(l.n.N),
-			Message: fmt.Sprintf("%s (CRD %s): uninstalling %s deletes the definition and them with it; delete them first", objectsExist(l.n, l.crd.Kind), l.crd.Name, KindName(p))})
+			Message: fmt.Sprintf("%s (CRD %s): uninstalling %s deletes the definition and them with it; delete them first", objectsExist(l.n, l.crd.Kind), l.crd.Name, p.KindName())})
 	}
 	return out, nil
 }
@@ -225,7 +225,7 @@ func (u *Uninstall) Run(ctx context.Context, up *UninstallPlan, o UninstallOptio
 	}
 	deps := make([]string, len(up.Dependencies))
 	for i, d := range up.Dependencies {
-		deps[i] = KindName(d)
+		deps[i] = d.KindName()
 	}
 	if deps, err := u.replan(ctx, up, deps, up.Dependencies, false, o.DryRun); err != nil {
 		return err
@@ -252,7 +252,7 @@ type LeftError struct {
 func (e *LeftError) Error() string {
 	left := make([]string, len(e.Left))
 	for i, p := range e.Left {
-		left[i] = KindName(p)
+		left[i] = p.KindName()
 	}
 	return fmt.Sprintf("%v; the dependencies were left installed: %s (uninstall them by name once the packages are gone)", e.Err, strings.Join(left, ", "))
 }
@@ -297,7 +297,7 @@ func (u *Uninstall) replan(ctx context.Context, approved *UninstallPlan, args []
 	}
 	for i, p := range fresh.Named {
 		if p.Object.GetUID() != planned[i].Object.GetUID() {
-			return nil, changed(KindName(p) + " was deleted and made again")
+			return nil, changed(p.KindName() + " was deleted and made again")
 		}
 	}
 	if f := newFinding(approved.Plan, fresh.Plan); f != nil {
@@ -320,12 +320,12 @@ func (u *Uninstall) delete(ctx context.Context, pkgs []*cluster.Package, o Unins
 	for _, p := range pkgs {
 		err := u.Cluster.DeleteExactly(ctx, p, o.DryRun)
 		if apierrors.IsConflict(err) {
-			return &ChangedError{Action: ActionUninstall, Package: KindName(p), What: KindName(p) + " changed between the last plan and its deletion", Done: u.done}
+			return &ChangedError{Action: ActionUninstall, Package: p.KindName(), What: p.KindName() + " changed between the last plan and its deletion", Done: u.done}
 		}
 		if err != nil {
-			return fmt.Errorf("uninstall %s: %w", KindName(p), err)
+			return fmt.Errorf("uninstall %s: %w", p.KindName(), err)
 		}
-		u.done = append(u.done, KindName(p))
+		u.done = append(u.done, p.KindName())
 		if o.Deleted != nil {
 			o.Deleted(p)
 		}
