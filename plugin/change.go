@@ -118,10 +118,8 @@ func changeError(ctx context.Context, err error) error {
 	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return &stoppedError{err: err}
 	}
-	var pkgChanged *cluster.ChangedError
-	var changed *lifecycle.ChangedError
-	var moved *cluster.MovedError
-	if errors.As(err, &pkgChanged) || errors.As(err, &changed) || errors.As(err, &moved) {
+	var changed *cluster.ChangedError
+	if errors.As(err, &changed) {
 		return exit.WithCode(exit.PlanChanged, err)
 	}
 	return waitError(err)

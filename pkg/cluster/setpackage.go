@@ -148,27 +148,6 @@ func failedTest(ctx context.Context, err error, rc dynamic.ResourceInterface, re
 	return false
 }
 
-// ChangedError is a package whose reference another writer changed since
-// the change was planned, or that was deleted and made again.
-type ChangedError struct {
-	Package, Planned, Now string
-	// Replaced: deleted and made again, pointing where it did.
-	Replaced bool
-	// Generations: the spec's generation planned for and now, when another
-	// field of the spec changed.
-	Generations [2]int64
-}
-
-func (e *ChangedError) Error() string {
-	if e.Replaced {
-		return fmt.Sprintf("%s was deleted and made again since the change was planned: someone else changed it; nothing was changed, plan again", e.Package)
-	}
-	if e.Generations[0] != 0 {
-		return fmt.Sprintf("%s's spec changed since the change was planned (generation %d, now %d): someone else changed it; nothing was changed, plan again", e.Package, e.Generations[0], e.Generations[1])
-	}
-	return fmt.Sprintf("%s now points at %s, not at %s as when the change was planned: someone else changed it; nothing was changed, plan again", e.Package, e.Now, e.Planned)
-}
-
 var patchRetry = wait.Backoff{Steps: 8, Duration: 50 * time.Millisecond, Factor: 1.5, Jitter: 0.5}
 
 // retryOnConflict calls fn again, backing off, while it fails with a

@@ -20,7 +20,7 @@ func everything() labels.Selector { return labels.Everything() }
 // passes first. The package must point at want (the reference the change
 // set) all along: once another writer points it elsewhere, its conditions
 // tell of that writer's change, not this one, and the wait fails with a
-// MovedError.
+// ChangedError (Waiting).
 func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time.Duration, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -41,7 +41,7 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time
 		}
 		p := c.dialect.Read(u)
 		if want != "" && p.Source != want {
-			return true, &MovedError{Package: what, Want: want, Now: p.Source}
+			return true, &ChangedError{Package: what, Planned: want, Now: p.Source, Waiting: true}
 		}
 		revs := c.reportRevisions(w, p, pr)
 		r := c.dialect.Readiness(p)
@@ -79,16 +79,6 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time
 		return len(pending) == 0, nil
 	})
 	return timeout(err, what, d, pending)
-}
-
-// MovedError is a package another writer pointed elsewhere while a change
-// waited for it.
-type MovedError struct {
-	Package, Want, Now string
-}
-
-func (e *MovedError) Error() string {
-	return fmt.Sprintf("%s now points at %s, not at %s: someone else changed it while waiting, so its conditions no longer tell of this change; see kubectl xpkg describe %s", e.Package, e.Now, e.Want, e.Package)
 }
 
 // reportRevisions prints the revisions of p as they appear, and returns

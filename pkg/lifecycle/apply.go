@@ -74,8 +74,8 @@ func (c *Change) Apply(ctx context.Context, in *Installed, target string, o Appl
 		return updated, err
 	}
 	err = c.settle(ctx, updated, c.Activate, o, false)
-	var moved *cluster.MovedError
-	if err == nil || !o.Atomic || errors.As(err, &moved) {
+	var changed *cluster.ChangedError
+	if err == nil || !o.Atomic || errors.As(err, &changed) && changed.Waiting {
 		return updated, err // another writer's reference is not rolled back
 	}
 	return c.rollBack(ctx, pkg, updated, target, err, o)
@@ -139,7 +139,7 @@ func (c *Change) rollBack(ctx context.Context, pkg, updated *cluster.Package, ta
 			return back, ae
 		}
 		var changed *cluster.ChangedError
-		if errors.As(err, &changed) && changed.Now == pkg.Source && !changed.Replaced && changed.Generations[0] == 0 {
+		if errors.As(err, &changed) && changed.Landed(pkg.Source) {
 			// An earlier try whose answer never came landed after all.
 			if back, err = c.Cluster.Get(rctx, pkg.Kind, pkg.Name); err == nil {
 				ae.Now = pkg.Source
@@ -242,7 +242,7 @@ func waitInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, 
 			return err
 		}
 		if p.Source != "" && now.Source != p.Source {
-			return &cluster.MovedError{Package: now.KindName(), Want: p.Source, Now: now.Source}
+			return &cluster.ChangedError{Package: now.KindName(), Planned: p.Source, Now: now.Source, Waiting: true}
 		}
 		r := c.Dialect().Readiness(now)
 		if r.Ready {

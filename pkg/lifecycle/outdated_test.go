@@ -433,7 +433,7 @@ func TestUpgradeAllPlansTheFirstStepAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = ua.Apply(ctx, ps, ApplyOptions{Progress: io.Discard, Out: io.Discard}, StepEvents{})
-	var ce *ChangedError
+	var ce *cluster.ChangedError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "a new finding: ") || !strings.Contains(err.Error(), "excludes v0.4.0") {
 		t.Fatalf("apply: %v", err)
 	}

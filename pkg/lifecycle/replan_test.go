@@ -37,7 +37,7 @@ func TestUninstallPlansAgainBeforeDeleting(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = u.Run(ctx, up, UninstallOptions{Progress: &strings.Builder{}})
-	var ce *ChangedError
+	var ce *cluster.ChangedError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "a new finding: 1 object of kind Widget exists") || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Fatalf("Run: %v", err)
 	}
@@ -86,7 +86,7 @@ func TestUninstallPlansTheDependenciesAgain(t *testing.T) {
 	}
 	var deleted []string
 	err = u.Run(ctx, up, UninstallOptions{Wait: 20 * time.Second, Progress: &strings.Builder{}, Deleted: func(p *cluster.Package) { deleted = append(deleted, p.KindName()) }})
-	var ce *ChangedError
+	var ce *cluster.ChangedError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "configuration/configuration-stored went; nothing more was changed") {
 		t.Fatalf("Run: %v", err)
 	}

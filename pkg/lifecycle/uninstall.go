@@ -259,24 +259,6 @@ func (e *LeftError) Error() string {
 
 func (e *LeftError) Unwrap() error { return e.Err }
 
-// ChangedError is a change that the cluster's state, changed since the
-// change was planned, stopped before it was made.
-type ChangedError struct {
-	Action, Package string
-	// What changed, in words.
-	What string
-	// Done is what the change had done before it stopped.
-	Done []string
-}
-
-func (e *ChangedError) Error() string {
-	done := "nothing was changed"
-	if len(e.Done) > 0 {
-		done = strings.Join(e.Done, ", ") + " went; nothing more was changed"
-	}
-	return fmt.Sprintf("the %s of %s stopped: %s since it was planned; %s: plan again", e.Action, e.Package, e.What, done)
-}
-
 // replan plans removing args again and returns the packages, read just
 // now, to delete; it fails with a ChangedError when a package is another
 // object than the one planned (deleted and made again) or the plan finds
@@ -286,7 +268,7 @@ func (u *Uninstall) replan(ctx context.Context, approved *UninstallPlan, args []
 		return planned, nil
 	}
 	changed := func(what string) error {
-		return &ChangedError{Action: ActionUninstall, Package: approved.Package, What: what, Done: u.done}
+		return &cluster.ChangedError{Action: ActionUninstall, Package: approved.Package, What: what, Done: u.done}
 	}
 	fresh, err := (&Uninstall{Cluster: u.Cluster, WithDependencies: withDeps}).Plan(ctx, args)
 	if apierrors.IsNotFound(err) {
@@ -320,7 +302,7 @@ func (u *Uninstall) delete(ctx context.Context, pkgs []*cluster.Package, o Unins
 	for _, p := range pkgs {
 		err := u.Cluster.DeleteExactly(ctx, p, o.DryRun)
 		if apierrors.IsConflict(err) {
-			return &ChangedError{Action: ActionUninstall, Package: p.KindName(), What: p.KindName() + " changed between the last plan and its deletion", Done: u.done}
+			return &cluster.ChangedError{Action: ActionUninstall, Package: p.KindName(), What: p.KindName() + " changed between the last plan and its deletion", Done: u.done}
 		}
 		if err != nil {
 			return fmt.Errorf("uninstall %s: %w", p.KindName(), err)

@@ -226,7 +226,7 @@ func (u *UpgradeAll) Apply(ctx context.Context, ps *Plans, o ApplyOptions, ev St
 			}
 			if f := newFinding(approved, s.Plan); i == 0 && f != nil {
 				return &StepError{Step: s, Done: done, NotRun: notRun(),
-					Err: &ChangedError{Action: ActionUpgrade, Package: s.Plan.Package, What: "a new finding: " + f.Message}}
+					Err: &cluster.ChangedError{Action: ActionUpgrade, Package: s.Plan.Package, What: "a new finding: " + f.Message}}
 			}
 			if s.Plan.Blocking() && !u.Force {
 				return &StepError{Step: s, Done: done, NotRun: notRun(), Err: &RefusedError{Plan: s.Plan}, Refused: true}
