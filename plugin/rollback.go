@@ -62,7 +62,11 @@ A rollback is planned like an upgrade (see kubectl xpkg upgrade --help): going b
 drop a version objects are stored at too (stored-version-dropped), and dependents'
 constraints still count. A downgrade is expected here, so it is only noted. A blocking
 finding stops it with exit status 3 unless --force; --dry-run prints the plan and exits
-as the rollback would. --wait waits until the old version is installed, healthy and
+as the rollback would. The rules:
+
+` + lifecycle.RulesHelp(lifecycle.ActionRollback) + `
+
+--wait waits until the old version is installed, healthy and
 its definitions established.`,
 		Example: rollbackExample,
 		GroupID: groupCluster,

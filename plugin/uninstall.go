@@ -51,14 +51,9 @@ func NewCmdUninstall(root *Root) *cobra.Command {
 		Long: `Uninstall deletes package objects; Crossplane removes their revisions and the
 definitions they installed (CRDs, MRDs, XRDs), and with a definition every object of
 its kind. Before deleting anything, uninstall plans the removal; a blocking finding
-stops it with exit status 3 unless --force:
+stops it with exit status 3 unless --force. The rules:
 
-* dependents: another installed package depends on it (according to the Lock); the
-  dependents are named as KIND/NAME
-* live-objects: objects exist of a kind the package defines, counted per kind
-
-Noted, blocking nothing: explicit-dependency (--with-dependencies), a dependency
-nothing else needs that was installed explicitly, not by the package manager; it stays.
+` + lifecycle.RulesHelp(lifecycle.ActionUninstall) + `
 
 Crossplane never removes dependencies: --with-dependencies also removes those that
 nothing else needs and that Crossplane's package manager installed as dependencies

@@ -84,19 +84,12 @@ it; --activate without VERSION activates the revision of the package's current v
 
 Before changing anything, upgrade plans the change: it compares the running revision's
 package with the new version (as kubectl xpkg diff does) and checks the result against
-the cluster. A blocking finding stops the upgrade with exit status 3 unless --force:
+the cluster. A blocking finding stops the upgrade with exit status 3 unless --force;
+warnings and notes (info) are printed and do not stop it. The rules:
 
-* stored-version-dropped: a CRD stores objects at a version the new package drops
-* live-objects: objects exist of a kind the new package removes (blocking), or of a
-  version it drops (warning)
-* crossplane-version: the new package's Crossplane constraint excludes the running
-  Crossplane (its Deployment crossplane in --crossplane-namespace)
-* dependent-constraint: an installed package's dependsOn (in the Lock) excludes the
-  new version
-* downgrade: the new version is older (use rollback)
+` + lifecycle.RulesHelp(lifecycle.ActionUpgrade) + `
 
-Warnings (dependency-constraint, breaking-change) and notes (manual-activation) are
-printed and do not stop it. --dry-run prints the plan and exits as the upgrade would.
+--dry-run prints the plan and exits as the upgrade would.
 
 --wait waits until the new revision is installed and healthy and every definition it
 installed (CRD, MRD, XRD) is established: a revision can report Healthy while its

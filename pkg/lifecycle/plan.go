@@ -8,6 +8,7 @@ package lifecycle
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -24,6 +25,7 @@ const (
 )
 
 // Rule IDs: stable names of what a plan checks, for scripts and docs.
+// Rules describes each.
 const (
 	RuleStoredVersionDropped = "stored-version-dropped"
 	RuleLiveObjects          = "live-objects"
@@ -35,12 +37,55 @@ const (
 	RuleRuntimeRestart       = "runtime-restart"
 	RuleDependents           = "dependents"
 	RuleBreakingChange       = "breaking-change"
-	RuleNoChange             = "no-change"
 	RulePinnedDependency     = "pinned-dependency"
 	RuleInvalidPackage       = "invalid-package"
 	RuleExplicitDependency   = "explicit-dependency"
 	RulePullSecret           = "pull-secret"
 )
+
+// RuleDoc describes a plan rule: the verbs whose plans raise it, and one
+// line of help that says when and how severe. Each verb's help lists its
+// rules from here, and a test holds the README's table to it.
+type RuleDoc struct {
+	ID    string
+	Verbs []string
+	Help  string
+}
+
+var (
+	changeVerbs = []string{ActionUpgrade, ActionRollback}
+	allVerbs    = []string{ActionUpgrade, ActionRollback, ActionUninstall}
+)
+
+// Rules is every rule a plan applies, in the order the README lists them.
+var Rules = []RuleDoc{
+	{RuleStoredVersionDropped, changeVerbs, "blocking: a CRD (or MRD) stores objects at a version the target no longer defines"},
+	{RuleLiveObjects, allVerbs, "blocking: objects exist of a kind the change removes (uninstall: of every kind the package defines); warning: of a version the target drops"},
+	{RuleCrossplaneVersion, changeVerbs, "blocking: the target's Crossplane constraint excludes the running Crossplane (its Deployment crossplane in --crossplane-namespace); warning when that cannot be checked"},
+	{RuleDependentConstraint, changeVerbs, "blocking: an installed package's dependsOn (in the Lock) excludes the target version"},
+	{RuleDependencyConstraint, changeVerbs, "warning: an installed dependency runs a version the target's dependsOn excludes; for one not installed, blocking when no version in its registry matches"},
+	{RuleInvalidPackage, changeVerbs, "blocking: the target's meta object has a label or annotation that is no string, which Crossplane refuses"},
+	{RuleDowngrade, changeVerbs, "blocking for upgrade (use rollback), info for rollback: the target is older than what runs"},
+	{RuleManualActivation, changeVerbs, "info: the package activates revisions by hand and the change has no --activate"},
+	{RuleRuntimeRestart, changeVerbs, "info: the change restarts the provider's or function's runtime (a Deployment per revision)"},
+	{RuleDependents, []string{ActionUninstall}, "blocking: another installed package depends on it (according to the Lock)"},
+	{RuleExplicitDependency, []string{ActionUninstall}, "info: with --with-dependencies, a dependency nothing else needs was installed explicitly, not by the package manager: it stays"},
+	{RulePullSecret, changeVerbs, "warning: the package was read with your own credentials, since the pull secret an ImageConfig gives it could not be read"},
+	{RuleBreakingChange, changeVerbs, "warning: the other breaking changes kubectl xpkg diff finds, per object"},
+	{RulePinnedDependency, changeVerbs, "blocking: the target names a digest and an installed package depends on this one with a version range: Crossplane records the digest in the Lock, cannot match it against the range, and the dependent turns unhealthy"},
+}
+
+// RulesHelp lists the rules a verb's plan applies, one "* id: help" line
+// each, for its --help (whose renderer makes them a list).
+func RulesHelp(verb string) string {
+	var lines []string
+	for _, r := range Rules {
+		if slices.Contains(r.Verbs, verb) {
+			lines = append(lines, "* "+r.ID+": "+r.Help)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
 
 // Finding is one thing a plan found.
 type Finding struct {

@@ -1,0 +1,65 @@
+package lifecycle
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestRulesTable: every Rule constant is in Rules once, with verbs and
+// help, and the README's table of plan rules lists exactly those.
+func TestRulesTable(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "plan.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var consts []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		if vs, ok := n.(*ast.ValueSpec); ok && len(vs.Names) == 1 && strings.HasPrefix(vs.Names[0].Name, "Rule") && len(vs.Values) == 1 {
+			if lit, ok := vs.Values[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				id, _ := strconv.Unquote(lit.Value)
+				consts = append(consts, id)
+			}
+		}
+		return true
+	})
+	var ids []string
+	for _, r := range Rules {
+		if slices.Contains(ids, r.ID) {
+			t.Errorf("Rules lists %s twice", r.ID)
+		}
+		if len(r.Verbs) == 0 || r.Help == "" {
+			t.Errorf("rule %s has no verbs or no help", r.ID)
+		}
+		ids = append(ids, r.ID)
+	}
+	slices.Sort(consts)
+	if got := slices.Sorted(slices.Values(ids)); !slices.Equal(got, consts) {
+		t.Errorf("Rules has %v; the constants are %v", got, consts)
+	}
+
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	start := strings.Index(readme, "| rule | severity | when |")
+	if start < 0 {
+		t.Fatal("README has no table of plan rules")
+	}
+	table := readme[start:]
+	table = table[:strings.Index(table, "\n\n")]
+	var listed []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\|").FindAllStringSubmatch(table, -1) {
+		listed = append(listed, m[1])
+	}
+	if !slices.Equal(listed, ids) {
+		t.Errorf("README's table lists %v; Rules, in its order, %v", listed, ids)
+	}
+}

@@ -1,0 +1,30 @@
+package plugin
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
+)
+
+// TestEachVerbsHelpListsItsRules: the help of each verb that plans lists
+// every rule its plan can raise, and no other.
+func TestEachVerbsHelpListsItsRules(t *testing.T) {
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	root := NewCmdRoot(streams)
+	for _, verb := range []string{lifecycle.ActionUpgrade, lifecycle.ActionRollback, lifecycle.ActionUninstall} {
+		cmd, _, err := root.Find([]string{verb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range lifecycle.Rules {
+			listed := strings.Contains(cmd.Long, "* "+r.ID+": ")
+			if raised := slices.Contains(r.Verbs, verb); listed != raised {
+				t.Errorf("%s --help lists %s: %v; its plan raises it: %v", verb, r.ID, listed, raised)
+			}
+		}
+	}
+}
