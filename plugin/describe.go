@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
 var describeExample = `  # Describe a provider: spec, revisions, objects installed, dependencies, events
@@ -104,7 +105,7 @@ func writeDescription(w io.Writer, d *cluster.Description) {
 	fmt.Fprintf(w, "Current revision:   %s\n", orNone(p.CurrentRevision))
 	if r := d.Current(); r != nil {
 		fmt.Fprintf(w, "Current image:      %s\n", cmp.Or(r.Image, r.Version))
-		fmt.Fprintf(w, "Digest:             %s\n", orUnknown(packageDigest(cluster.RefDigest(r.Image), r.Name, p.Generation)))
+		fmt.Fprintf(w, "Digest:             %s\n", orUnknown(packageDigest(reference.Digest(r.Image), r.Name, p.Generation)))
 		if s := r.RuntimeState(); s != "" {
 			fmt.Fprintf(w, "Runtime:            %s\n", runtimeLine(r))
 		}

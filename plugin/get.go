@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
 var getExample = `  # List every installed package
@@ -174,7 +175,7 @@ func (o *GetOptions) table(ctx context.Context, c *cluster.Cluster, pkgs []*clus
 	t := printers.NewTable(header...)
 	t.NoHeaders = o.NoHeaders
 	for _, p := range pkgs {
-		row := []string{p.Name, p.Kind, cluster.RefRepository(p.Source), p.Version,
+		row := []string{p.Name, p.Kind, reference.Repository(p.Source), p.Version,
 			conditionStatus(p, cluster.TypeInstalled), conditionStatus(p, cluster.TypeHealthy), orNone(p.CurrentRevision), age(p.Created)}
 		if wide {
 			row = append(row, orUnknown(packageDigest(p.Digest, p.CurrentRevision, p.Generation)), orNone(p.ActivationPolicy), orNone(p.RuntimeConfig), orNone(runtimeState(revs[p])))
@@ -240,11 +241,11 @@ func conditionStatus(p *cluster.Package, t string) string {
 }
 
 // packageDigest is the digest a revision runs, when one at hand (the pin)
-// is verified against the revision's name (cluster.RevisionMadeFrom); ""
+// is verified against the revision's name (reference.RevisionMadeFrom); ""
 // otherwise: from Crossplane v2.4 a revision's name is a hash of the digest
 // and the package's generation, no longer the digest's first digits.
 func packageDigest(digest, rev string, generation int64) string {
-	if digest != "" && cluster.RevisionMadeFrom(rev, digest, generation) {
+	if digest != "" && reference.RevisionMadeFrom(rev, digest, generation) {
 		return digest
 	}
 	return ""

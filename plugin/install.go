@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 )
 
@@ -110,7 +111,7 @@ func (o *InstallOptions) Complete(root *Root, cmd *cobra.Command, args []string)
 	}
 	switch {
 	case len(args) == 0 && o.Spec.CRD != "":
-		o.Spec.Name = cluster.DNSLabel(strings.Split(o.Spec.CRD, "/")[0])
+		o.Spec.Name = reference.DNSLabel(strings.Split(o.Spec.CRD, "/")[0])
 	case len(args) == 1:
 		o.ref = args[0]
 	case len(args) == 2:

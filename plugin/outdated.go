@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
 var outdatedExample = `  # What every installed package runs, may move to, and could move to
@@ -157,7 +158,7 @@ func (o *OutdatedOptions) print(items []*lifecycle.Item) error {
 	for _, it := range items {
 		row := []string{it.Name, it.Kind, shortDigest(it.Current), ifRead(it, it.Wanted), ifRead(it, it.Latest), driftMark(it)}
 		if wide {
-			row = append(row, cluster.RefRepository(it.Package), orUnknown(it.Digest), orNone(heldBy(it)))
+			row = append(row, reference.Repository(it.Package), orUnknown(it.Digest), orNone(heldBy(it)))
 		}
 		t.Row(row...)
 	}

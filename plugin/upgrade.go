@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
@@ -224,7 +225,7 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 // refShown is how the result line names a reference, as the plan's header
 // does: under Manual activation what runs (the plan's From) may differ
 // from what spec.package named before the change.
-func refShown(ref string) string { return cmp.Or(cluster.RefTag(ref), cluster.RefVersion(ref)) }
+func refShown(ref string) string { return cmp.Or(reference.Tag(ref), reference.Version(ref)) }
 
 // waitable refuses --wait for a package with Manual activation without
 // --activate: its new revision waits to be activated, so the wait could

@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 )
@@ -150,7 +151,7 @@ func (o *VersionsOptions) mark(ctx context.Context, c *cluster.Cluster, repo str
 				fmt.Fprintf(o.root.IOStreams.ErrOut, "Warning: the installed packages could not be listed, so none is marked: %s\n", exit.Message(err))
 			}
 			for _, p := range pkgs {
-				if cluster.RefRepository(p.Source) == full.Context().Name() {
+				if reference.Repository(p.Source) == full.Context().Name() {
 					installed[p.Version] = append(installed[p.Version], p.KindName())
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/pkgmanager"
@@ -83,7 +84,7 @@ func TestDigestsAndRollbackOnBothReleases(t *testing.T) {
 
 		x.Run("upgrade", name, "v0.4.0", "--pin", "--wait=60s").Succeeds(t)
 		p := l.packageSource(t, name)
-		digest := cluster.RefDigest(p)
+		digest := reference.Digest(p)
 		if !strings.HasPrefix(p, newer+"@sha256:") {
 			t.Fatalf("upgrade --pin wrote %s", p)
 		}

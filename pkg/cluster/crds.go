@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -235,7 +237,7 @@ func (c *Cluster) crossplaneVersion(ctx context.Context, namespace string) (stri
 	for _, ct := range containers {
 		m, _ := ct.(map[string]any)
 		if image, _ := m["image"].(string); image != "" {
-			if v := RefVersion(image); v != "" {
+			if v := reference.Version(image); v != "" {
 				return v, nil
 			}
 		}

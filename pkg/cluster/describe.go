@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kubectl/pkg/util/event"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
 // Description is everything describe shows about a package.
@@ -177,7 +179,7 @@ func dependencies(lock []LockPackage, p *Package) ([]DependencyStatus, []string)
 		}
 	}
 	var dependents []string
-	for _, lp := range Dependents(lock, RefRepository(p.Source)) {
+	for _, lp := range Dependents(lock, reference.Repository(p.Source)) {
 		dependents = append(dependents, lp.Source+" "+lp.Version)
 	}
 	return deps, dependents

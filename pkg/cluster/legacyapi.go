@@ -7,6 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
 // legacyGen is one of the Crossplane v0.x package designs: install requests
@@ -146,7 +148,7 @@ func (d *legacyDialect) Read(u *unstructured.Unstructured) *Package {
 		crd, _, _ := unstructured.NestedString(u.Object, "spec", "crd")
 		p.Source = "crd:" + crd
 	}
-	p.Version = RefVersion(pkg)
+	p.Version = reference.Version(pkg)
 	p.CurrentRevision, _, _ = unstructured.NestedString(u.Object, "status", d.gen.recordField, "name")
 	return p
 }

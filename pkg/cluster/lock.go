@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"slices"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
 // Dependents are the Lock's packages that depend on the repository repo
@@ -19,7 +21,7 @@ func Dependents(lock []LockPackage, repo string) []LockPackage {
 // LockEntry is the Lock's entry for a package's current revision.
 func LockEntry(lock []LockPackage, p *Package) (LockPackage, bool) {
 	for _, lp := range lock {
-		if lp.Name == p.CurrentRevision || (p.CurrentRevision == "" && sameRepo(lp.Source, RefRepository(p.Source))) {
+		if lp.Name == p.CurrentRevision || (p.CurrentRevision == "" && sameRepo(lp.Source, reference.Repository(p.Source))) {
 			return lp, true
 		}
 	}
@@ -81,4 +83,4 @@ func sameRepo(a, b string) bool { return normRepo(a) == normRepo(b) }
 
 // normRepo compares repositories the way references resolve: the same
 // image named with or without a tag or digest is the same repository.
-func normRepo(r string) string { return RefRepository(r) }
+func normRepo(r string) string { return reference.Repository(r) }

@@ -3,10 +3,12 @@ package cluster
 import (
 	"slices"
 	"testing"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
 func lp(src string, deps ...string) LockPackage {
-	p := LockPackage{Name: DNSLabel(src), Source: src}
+	p := LockPackage{Name: reference.DNSLabel(src), Source: src}
 	for _, d := range deps {
 		p.Dependencies = append(p.Dependencies, LockDependency{Package: d, Constraints: ">=v0.0.0"})
 	}
@@ -51,8 +53,8 @@ func TestDNSLabel(t *testing.T) {
 		"e2e/crossplane-contrib/provider-nop": "e2e-crossplane-contrib-provider-nop",
 		"Org/Provider_X":                      "rg-rovider", // upper case and _ dropped, as Crossplane does
 	} {
-		if got := DNSLabel(in); got != want {
-			t.Errorf("DNSLabel(%q) = %q, want %q", in, got, want)
+		if got := reference.DNSLabel(in); got != want {
+			t.Errorf("reference.DNSLabel(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

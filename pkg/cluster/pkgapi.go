@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
 // Labels and values of the pkg.crossplane.io generation.
@@ -133,8 +134,8 @@ func (d *pkgDialect) Read(u *unstructured.Unstructured) *Package {
 		Created: u.GetCreationTimestamp().Time, Conditions: conditions(u), Object: u,
 	}
 	p.Source, _, _ = unstructured.NestedString(u.Object, "spec", "package")
-	p.Version = cmp.Or(RefTag(p.Source), RefVersion(p.Source))
-	p.Digest = RefDigest(p.Source)
+	p.Version = cmp.Or(reference.Tag(p.Source), reference.Version(p.Source))
+	p.Digest = reference.Digest(p.Source)
 	p.ActivationPolicy, _, _ = unstructured.NestedString(u.Object, "spec", "revisionActivationPolicy")
 	p.RuntimeConfig, _, _ = unstructured.NestedString(u.Object, "spec", "runtimeConfigRef", "name")
 	p.CurrentRevision, _, _ = unstructured.NestedString(u.Object, "status", "currentRevision")

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
@@ -34,14 +35,14 @@ func Build(lock []cluster.LockPackage, pkgs []*cluster.Package, root string) ([]
 	bySource := map[string]cluster.LockPackage{}
 	needed := map[string]bool{}
 	for _, lp := range lock {
-		bySource[cluster.RefRepository(lp.Source)] = lp
+		bySource[reference.Repository(lp.Source)] = lp
 		for _, d := range lp.Dependencies {
-			needed[cluster.RefRepository(d.Package)] = true
+			needed[reference.Repository(d.Package)] = true
 		}
 	}
 	var roots []string
 	for _, p := range pkgs {
-		repo := cluster.RefRepository(p.Source)
+		repo := reference.Repository(p.Source)
 		if (root == "" && !needed[repo]) || p.Name == root {
 			roots = append(roots, repo)
 		}
@@ -62,7 +63,7 @@ func node(repo, constraint string, lock map[string]cluster.LockPackage, pkgs []*
 	if lp, ok := lock[repo]; ok {
 		n.Version = lp.Version
 	}
-	if i := slices.IndexFunc(pkgs, func(p *cluster.Package) bool { return cluster.RefRepository(p.Source) == repo }); i >= 0 {
+	if i := slices.IndexFunc(pkgs, func(p *cluster.Package) bool { return reference.Repository(p.Source) == repo }); i >= 0 {
 		p := pkgs[i]
 		n.Kind, n.Name = p.Kind, p.Name
 		if n.Version == "" {
@@ -84,7 +85,7 @@ func node(repo, constraint string, lock map[string]cluster.LockPackage, pkgs []*
 	path[repo] = true
 	defer delete(path, repo)
 	for _, d := range lock[repo].Dependencies {
-		n.Children = append(n.Children, node(cluster.RefRepository(d.Package), d.Constraints, lock, pkgs, path))
+		n.Children = append(n.Children, node(reference.Repository(d.Package), d.Constraints, lock, pkgs, path))
 	}
 	return n
 }

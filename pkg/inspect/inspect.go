@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
@@ -73,7 +73,7 @@ var bareAnnotations = []string{"company", "maintainer", "source", "license", "de
 // counts its uncompressed size.
 func Read(p *source.Package, limits xpkg.Limits) (*Report, error) {
 	r := &Report{Source: p.Source, Type: p.Type, Reference: p.Reference, Format: p.Format, Image: p.Image}
-	r.Version = cluster.RefTag(p.Reference)
+	r.Version = reference.Tag(p.Reference)
 	content, err := p.Content()
 	if err != nil {
 		return nil, p.Cause(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/compare"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -140,9 +141,9 @@ func (c *Change) planLock(ctx context.Context, p *Plan, in *Installed, meta *xpk
 		return err
 	}
 	// The tag says the version, also when a digest pins it.
-	repo := cluster.RefRepository(target)
+	repo := reference.Repository(target)
 	version := refVersion(target)
-	pinned := cluster.RefDigest(target) != ""
+	pinned := reference.Digest(target) != ""
 	if _, err := semver.NewVersion(version); err == nil {
 		p.add(dependentFindings(lock, pkgs, repo, version)...)
 	} else if deps := cluster.Dependents(lock, repo); len(deps) > 0 && !pinned {
@@ -158,7 +159,7 @@ func (c *Change) planLock(ctx context.Context, p *Plan, in *Installed, meta *xpk
 
 // refVersion is the version a reference names: its tag, also when a digest
 // pins it, else its digest.
-func refVersion(ref string) string { return cmp.Or(cluster.RefTag(ref), cluster.RefVersion(ref)) }
+func refVersion(ref string) string { return cmp.Or(reference.Tag(ref), reference.Version(ref)) }
 
 // dependencyAvailable tells whether the registry of a dependency has a
 // version the package manager would install, read with the package's
@@ -178,7 +179,7 @@ func (r *Registry) HasMatch(ctx context.Context, secrets []string, d xpkg.Depend
 	if strings.HasPrefix(d.Version, "sha256:") {
 		return true, nil
 	}
-	read, so, err := r.Read(ctx, cluster.RefRepository(d.Package), secrets)
+	read, so, err := r.Read(ctx, reference.Repository(d.Package), secrets)
 	if err != nil {
 		return false, err
 	}

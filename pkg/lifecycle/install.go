@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg/legacy"
@@ -49,7 +50,7 @@ func (i *Install) Resolve(ctx context.Context, spec *cluster.InstallSpec, ref, t
 		}
 		spec.Package = r.Name()
 		if spec.Name == "" {
-			spec.Name = cluster.DefaultName(r)
+			spec.Name = reference.DefaultName(r)
 		}
 		if i.Pin {
 			// The kind is then read from the content pinned.
@@ -178,7 +179,7 @@ func (i *Install) existing(ctx context.Context, spec cluster.InstallSpec) (*clus
 // makes on the next upgrade when another package depends on this one.
 func (i *Install) warnCustomName(ctx context.Context, spec cluster.InstallSpec) {
 	ref, err := source.ParseReference(spec.Package, "")
-	if err != nil || spec.Name == cluster.DefaultName(ref) {
+	if err != nil || spec.Name == reference.DefaultName(ref) {
 		return
 	}
 	lock, err := i.Cluster.Lock(ctx)
@@ -187,6 +188,6 @@ func (i *Install) warnCustomName(ctx context.Context, spec cluster.InstallSpec) 
 	}
 	if deps := cluster.Dependents(lock, ref.Context().Name()); len(deps) > 0 {
 		fmt.Fprintf(i.Progress, "Warning: %s depends on %s; Crossplane names its dependencies %q, so under the name %q it will install a duplicate on the next upgrade\n",
-			deps[0].Name, ref.Context().Name(), cluster.DefaultName(ref), spec.Name)
+			deps[0].Name, ref.Context().Name(), reference.DefaultName(ref), spec.Name)
 	}
 }

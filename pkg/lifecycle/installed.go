@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 )
@@ -74,7 +75,7 @@ func (in *Installed) Current() *cluster.Revision {
 // empty, the newest stable tag above the current version.
 func (in *Installed) Target(ctx context.Context, version string, pre bool) (string, error) {
 	p := in.Package
-	repo := cluster.RefRepository(p.Source)
+	repo := reference.Repository(p.Source)
 	switch {
 	case strings.HasPrefix(version, "sha256:"):
 		return repo + "@" + version, nil
@@ -133,7 +134,7 @@ func (in *Installed) Pin(ctx context.Context, ref string) (string, error) {
 // the package manager pulls by digest; a reference with a digest already
 // is returned as it is.
 func Pin(ctx context.Context, reg *Registry, ref string, pullSecrets []string) (string, error) {
-	if cluster.RefDigest(ref) != "" {
+	if reference.Digest(ref) != "" {
 		return ref, nil
 	}
 	read, so, err := reg.Read(ctx, ref, pullSecrets)
@@ -144,5 +145,5 @@ func Pin(ctx context.Context, reg *Registry, ref string, pullSecrets []string) (
 	if err != nil {
 		return "", fmt.Errorf("pin %s: %w", ref, err)
 	}
-	return cluster.Pin(ref, d), nil
+	return reference.Pin(ref, d), nil
 }

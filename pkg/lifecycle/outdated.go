@@ -10,6 +10,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -37,7 +38,7 @@ type Item struct {
 	Pinned bool `json:"pinned,omitempty"`
 	// Digest is the digest the active revision runs, when a digest at
 	// hand (the pin, or TagDigest) is verified against the revision's
-	// name (cluster.RevisionMadeFrom); TagDigest is what the running tag
+	// name (reference.RevisionMadeFrom); TagDigest is what the running tag
 	// names now.
 	Digest    string `json:"digest,omitempty"`
 	TagDigest string `json:"tagDigest,omitempty"`
@@ -128,7 +129,7 @@ func (o *Outdated) Items(ctx context.Context, kind string) ([]*Item, []cluster.L
 // running fills in what the package runs, from its Lock entry (the active
 // revision's name and version), else its status.
 func running(p *cluster.Package, lock []cluster.LockPackage) *Item {
-	it := &Item{Name: p.Name, Kind: p.Kind, Package: p.Source, pkg: p, repo: cluster.RefRepository(p.Source),
+	it := &Item{Name: p.Name, Kind: p.Kind, Package: p.Source, pkg: p, repo: reference.Repository(p.Source),
 		Current: p.Version, Revision: p.CurrentRevision}
 	if lp, ok := activeEntry(lock, p); ok {
 		it.Revision = lp.Name
@@ -140,7 +141,7 @@ func running(p *cluster.Package, lock []cluster.LockPackage) *Item {
 	}
 	// Pinned when what runs is the reference, and a digest pins it.
 	it.Pinned = p.Digest != "" && it.Current == p.Version
-	if it.Pinned && cluster.RevisionMadeFrom(it.Revision, p.Digest, p.Generation) {
+	if it.Pinned && reference.RevisionMadeFrom(it.Revision, p.Digest, p.Generation) {
 		it.Digest = p.Digest
 	}
 	return it
@@ -149,15 +150,15 @@ func running(p *cluster.Package, lock []cluster.LockPackage) *Item {
 // DriftKnown tells whether Drifted is known: the tag's digest was read
 // and the active revision's name carries an identifier to check it against.
 func (it *Item) DriftKnown() bool {
-	return it.Error == "" && !it.Pinned && it.TagDigest != "" && cluster.RevisionID(it.Revision) != ""
+	return it.Error == "" && !it.Pinned && it.TagDigest != "" && reference.RevisionID(it.Revision) != ""
 }
 
 // activeEntry is the package's Lock entry: the Lock lists active revisions
 // only, named after their package.
 func activeEntry(lock []cluster.LockPackage, p *cluster.Package) (cluster.LockPackage, bool) {
-	repo := cluster.RefRepository(p.Source)
+	repo := reference.Repository(p.Source)
 	for _, lp := range lock {
-		if cluster.RefRepository(lp.Source) == repo && strings.HasPrefix(lp.Name, p.Name+"-") {
+		if reference.Repository(lp.Source) == repo && strings.HasPrefix(lp.Name, p.Name+"-") {
 			return lp, true
 		}
 	}
@@ -221,7 +222,7 @@ func (o *Outdated) readRegistries(ctx context.Context, items []*Item) error {
 			}
 			it.TagDigest = r.digests[it.Current]
 			if it.DriftKnown() {
-				it.Drifted = !cluster.RevisionMadeFrom(it.Revision, it.TagDigest, it.pkg.Generation)
+				it.Drifted = !reference.RevisionMadeFrom(it.Revision, it.TagDigest, it.pkg.Generation)
 				if !it.Drifted {
 					it.Digest = it.TagDigest
 				}
@@ -302,7 +303,7 @@ func Holds(lock []cluster.LockPackage, pkgs []*cluster.Package, repo string) []v
 	var out []versions.Hold
 	for _, d := range cluster.Dependents(lock, repo) {
 		for _, dep := range d.Dependencies {
-			if cluster.RefRepository(dep.Package) == repo && dep.Constraints != "" {
+			if reference.Repository(dep.Package) == repo && dep.Constraints != "" {
 				out = append(out, versions.Hold{By: packageName(pkgs, d.Source), Constraint: dep.Constraints})
 			}
 		}

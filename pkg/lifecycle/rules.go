@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -226,7 +227,7 @@ func dependentFindings(lock []cluster.LockPackage, pkgs []*cluster.Package, repo
 	var out []Finding
 	for _, d := range cluster.Dependents(lock, repo) {
 		for _, dep := range d.Dependencies {
-			if cluster.RefRepository(dep.Package) != repo || dep.Constraints == "" {
+			if reference.Repository(dep.Package) != repo || dep.Constraints == "" {
 				continue
 			}
 			ok, err := satisfies(dep.Constraints, version)
@@ -245,7 +246,7 @@ func dependentFindings(lock []cluster.LockPackage, pkgs []*cluster.Package, repo
 // (what the verbs take), else the repository itself.
 func packageName(pkgs []*cluster.Package, repo string) string {
 	for _, p := range pkgs {
-		if cluster.RefRepository(p.Source) == cluster.RefRepository(repo) {
+		if reference.Repository(p.Source) == reference.Repository(repo) {
 			return p.KindName()
 		}
 	}
@@ -262,11 +263,11 @@ func dependencyFindings(meta *xpkg.Meta, lock []cluster.LockPackage, pkgs []*clu
 	}
 	installed := map[string]string{}
 	for _, lp := range lock {
-		installed[cluster.RefRepository(lp.Source)] = lp.Version
+		installed[reference.Repository(lp.Source)] = lp.Version
 	}
 	var out []Finding
 	for _, d := range meta.DependsOn {
-		repo := cluster.RefRepository(d.Package)
+		repo := reference.Repository(d.Package)
 		have, ok := installed[repo]
 		switch {
 		case !ok:
@@ -362,7 +363,7 @@ func pinnedFindings(holds []versions.Hold, pkg, target string) []Finding {
 		}
 		out = append(out, Finding{Rule: RulePinnedDependency, Severity: Blocking, Object: h.By,
 			Message: fmt.Sprintf("%s depends on %s %s; pinned by digest, %s is recorded in the Lock as %s, which Crossplane does not match against a version range: it reports the dependency missing and %s turns unhealthy; move %s without a digest",
-				h.By, pkg, h.Constraint, pkg, cluster.RefDigest(target), h.By, pkg)})
+				h.By, pkg, h.Constraint, pkg, reference.Digest(target), h.By, pkg)})
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -40,7 +41,7 @@ func (o *Outdated) settle(ctx context.Context, items []*Item, lock []cluster.Loc
 	}
 	locked := map[string]string{}
 	for _, lp := range lock {
-		locked[cluster.RefRepository(lp.Source)] = lp.Version
+		locked[reference.Repository(lp.Source)] = lp.Version
 	}
 	metas := &metaCache{o: o, read: map[string]metaRead{}}
 	// The first round's versions are read in parallel.
@@ -86,7 +87,7 @@ func (o *Outdated) unmet(ctx context.Context, it *Item, meta *xpkg.Meta, byRepo 
 		return ""
 	}
 	for _, d := range meta.DependsOn {
-		repo := cluster.RefRepository(d.Package)
+		repo := reference.Repository(d.Package)
 		dep := byRepo[repo]
 		have, installed := locked[repo]
 		switch {

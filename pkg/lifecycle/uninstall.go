@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
 // Uninstall removes packages: the named ones and, with WithDependencies,
@@ -59,7 +60,7 @@ func (u *Uninstall) Plan(ctx context.Context, args []string) (*UninstallPlan, er
 		up.Dependencies, explicit = exclusiveDependencies(lock, all, up.Named)
 		for _, d := range up.Dependencies {
 			up.add(Finding{Rule: RuleDependents, Severity: Info, Object: d.KindName(),
-				Message: fmt.Sprintf("%s (%s) is needed by nothing else: uninstalling it too", d.KindName(), cluster.RefRepository(d.Source))})
+				Message: fmt.Sprintf("%s (%s) is needed by nothing else: uninstalling it too", d.KindName(), reference.Repository(d.Source))})
 		}
 		for _, d := range explicit {
 			up.add(explicitDependencyFinding(d))
@@ -86,13 +87,13 @@ func (up *UninstallPlan) all() []*cluster.Package {
 func dependentsFindings(lock []cluster.LockPackage, all, named []*cluster.Package) []Finding {
 	removing := map[string]bool{}
 	for _, t := range named {
-		removing[cluster.RefRepository(t.Source)] = true
+		removing[reference.Repository(t.Source)] = true
 	}
 	var out []Finding
 	for _, t := range named {
 		var users []string
-		for _, d := range cluster.Dependents(lock, cluster.RefRepository(t.Source)) {
-			if !removing[cluster.RefRepository(d.Source)] {
+		for _, d := range cluster.Dependents(lock, reference.Repository(t.Source)) {
+			if !removing[reference.Repository(d.Source)] {
 				users = append(users, packageName(all, d.Source))
 			}
 		}
@@ -116,7 +117,7 @@ func dependentsFindings(lock []cluster.LockPackage, all, named []*cluster.Packag
 // installed by hand), and so does what they need.
 func exclusiveDependencies(lock []cluster.LockPackage, all, named []*cluster.Package) (deps, explicit []*cluster.Package) {
 	installed := func(repo string) *cluster.Package {
-		i := slices.IndexFunc(all, func(p *cluster.Package) bool { return cluster.RefRepository(p.Source) == repo })
+		i := slices.IndexFunc(all, func(p *cluster.Package) bool { return reference.Repository(p.Source) == repo })
 		if i < 0 {
 			return nil
 		}
@@ -136,7 +137,7 @@ func exclusiveDependencies(lock []cluster.LockPackage, all, named []*cluster.Pac
 		return origin != cluster.OriginDependency
 	}
 	for _, t := range named {
-		root := cluster.RefRepository(t.Source)
+		root := reference.Repository(t.Source)
 		for _, repo := range cluster.ExclusiveDependencies(lock, root, stays) {
 			if p := installed(repo); p != nil && !has(deps, p) {
 				deps = append(deps, p)
@@ -162,7 +163,7 @@ func explicitDependencyFinding(p *cluster.Package) Finding {
 	}
 	return Finding{Rule: RuleExplicitDependency, Severity: Info, Object: p.KindName(),
 		Message: fmt.Sprintf("%s (%s) is needed by nothing else but was installed explicitly (%s): --with-dependencies removes only what the package manager installed, so it stays; uninstall it by name to remove it too",
-			p.KindName(), cluster.RefRepository(p.Source), who)}
+			p.KindName(), reference.Repository(p.Source), who)}
 }
 
 // liveObjects counts the objects of every kind the package's current

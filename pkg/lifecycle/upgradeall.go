@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
 // UpgradeAll moves every installed package to its Wanted version,
@@ -132,9 +133,9 @@ func (u *UpgradeAll) Plan(ctx context.Context) (*Plans, error) {
 func dependenciesFirst(items []*Item, lock []cluster.LockPackage) []*Item {
 	deps := map[string][]string{}
 	for _, lp := range lock {
-		r := cluster.RefRepository(lp.Source)
+		r := reference.Repository(lp.Source)
 		for _, d := range lp.Dependencies {
-			deps[r] = append(deps[r], cluster.RefRepository(d.Package))
+			deps[r] = append(deps[r], reference.Repository(d.Package))
 		}
 	}
 	byRepo := map[string]*Item{}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	xpcluster "github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/crossplane"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
@@ -105,7 +106,7 @@ func TestRevisionNamesAndDigests(t *testing.T) {
 	hex := strings.TrimPrefix(oldDigest, "sha256:")
 	want := pkg + "-" + hex[:12]
 	if v24 {
-		want = pkg + "-" + xpcluster.RevisionIDAt(hex, u.GetGeneration())
+		want = pkg + "-" + reference.RevisionIDAt(hex, u.GetGeneration())
 	}
 	if rev1 != want {
 		t.Fatalf("the package manager named the revision %s; this release's naming gives %s", rev1, want)

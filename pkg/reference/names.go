@@ -1,4 +1,10 @@
-package cluster
+// Package reference is what the plugin knows of package references and the
+// names made from them: the repository, tag, digest and version a
+// reference names, pinning one by digest, the name Crossplane gives a
+// package it installs from a repository, and the revision names of each
+// Crossplane release. It reads no cluster and imports nothing of this
+// module.
+package reference
 
 import (
 	"crypto/sha256"
@@ -35,8 +41,8 @@ func DefaultName(ref name.Reference) string {
 	return DNSLabel(ref.Context().RepositoryStr())
 }
 
-// RefVersion is the tag or digest of a package reference.
-func RefVersion(ref string) string {
+// Version is the tag or digest of a package reference.
+func Version(ref string) string {
 	r, err := name.ParseReference(ref, name.WeakValidation)
 	if err != nil {
 		return ""
@@ -44,8 +50,8 @@ func RefVersion(ref string) string {
 	return r.Identifier()
 }
 
-// RefRepository is the reference without tag or digest.
-func RefRepository(ref string) string {
+// Repository is the reference without tag or digest.
+func Repository(ref string) string {
 	r, err := name.ParseReference(ref, name.WeakValidation)
 	if err != nil {
 		return ref
@@ -53,9 +59,9 @@ func RefRepository(ref string) string {
 	return r.Context().Name()
 }
 
-// RefTag is the tag a package reference names, also when a digest pins it
+// Tag is the tag a package reference names, also when a digest pins it
 // (repository:tag@sha256:…); "" when it names none.
-func RefTag(ref string) string {
+func Tag(ref string) string {
 	base, _, _ := strings.Cut(ref, "@")
 	i, j := strings.LastIndexByte(base, ':'), strings.LastIndexByte(base, '/')
 	if i <= j {
@@ -64,8 +70,8 @@ func RefTag(ref string) string {
 	return base[i+1:]
 }
 
-// RefDigest is the digest that pins a package reference, or "".
-func RefDigest(ref string) string {
+// Digest is the digest that pins a package reference, or "".
+func Digest(ref string) string {
 	r, err := name.ParseReference(ref, name.WeakValidation)
 	if err != nil {
 		return ""
@@ -80,8 +86,8 @@ func RefDigest(ref string) string {
 // digest for the package manager, which pulls by it.
 func Pin(ref, digest string) string {
 	base, _, _ := strings.Cut(ref, "@")
-	if RefTag(base) == "" {
-		return RefRepository(base) + "@" + digest
+	if Tag(base) == "" {
+		return Repository(base) + "@" + digest
 	}
 	return base + "@" + digest
 }

@@ -1,4 +1,4 @@
-package cluster
+package reference
 
 import (
 	"strings"
@@ -28,12 +28,12 @@ func FuzzReferenceNames(f *testing.F) {
 			const d = "sha256:66fa8fa653e9ea674be5a1c61d83e51bcd794c8b897286a7e9487ea4e0211f17"
 			pinned := Pin(ref, d)
 			if _, err := name.ParseReference(pinned, name.WeakValidation); err == nil &&
-				(RefDigest(pinned) != d || RefTag(pinned) != RefTag(ref) || RefRepository(pinned) != RefRepository(ref)) {
+				(Digest(pinned) != d || Tag(pinned) != Tag(ref) || Repository(pinned) != Repository(ref)) {
 				t.Fatalf("Pin(%q) = %q: digest %q, tag %q (was %q), repository %q (was %q)",
-					ref, pinned, RefDigest(pinned), RefTag(pinned), RefTag(ref), RefRepository(pinned), RefRepository(ref))
+					ref, pinned, Digest(pinned), Tag(pinned), Tag(ref), Repository(pinned), Repository(ref))
 			}
 		}
-		repo, version := RefRepository(ref), RefVersion(ref)
+		repo, version := Repository(ref), Version(ref)
 		if version == "" {
 			return
 		}
@@ -47,10 +47,10 @@ func FuzzReferenceNames(f *testing.F) {
 		if _, err := name.ParseReference(repo+sep+version, name.WeakValidation); err != nil {
 			return
 		}
-		if again := RefRepository(repo + sep + version); again != repo {
+		if again := Repository(repo + sep + version); again != repo {
 			t.Fatalf("%q: repository %q, but %q gives %q", ref, repo, repo+sep+version, again)
 		}
-		if again := RefVersion(repo + sep + version); again != version {
+		if again := Version(repo + sep + version); again != version {
 			t.Fatalf("%q: version %q, but %q gives %q", ref, version, repo+sep+version, again)
 		}
 	})

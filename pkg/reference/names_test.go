@@ -1,4 +1,4 @@
-package cluster
+package reference
 
 import (
 	"strings"
@@ -14,18 +14,18 @@ func TestReferenceParts(t *testing.T) {
 		{"127.0.0.1:5000/org/p", "", "", "127.0.0.1:5000/org/p@" + d},
 		{"127.0.0.1:5000/org/p:v2", "v2", "", "127.0.0.1:5000/org/p:v2@" + d},
 	} {
-		if got := RefTag(tc.ref); got != tc.tag {
-			t.Errorf("RefTag(%s) = %q, want %q", tc.ref, got, tc.tag)
+		if got := Tag(tc.ref); got != tc.tag {
+			t.Errorf("Tag(%s) = %q, want %q", tc.ref, got, tc.tag)
 		}
-		if got := RefDigest(tc.ref); got != tc.digest {
-			t.Errorf("RefDigest(%s) = %q, want %q", tc.ref, got, tc.digest)
+		if got := Digest(tc.ref); got != tc.digest {
+			t.Errorf("Digest(%s) = %q, want %q", tc.ref, got, tc.digest)
 		}
 		if got := Pin(tc.ref, d); got != tc.pin {
 			t.Errorf("Pin(%s) = %q, want %q", tc.ref, got, tc.pin)
 		}
 	}
-	if RefRepository("r.io/org/p:v1.0.0@"+d) != "r.io/org/p" || RefVersion("r.io/org/p:v1.0.0@"+d) != d {
-		t.Errorf("a pinned reference: repository %q, version %q", RefRepository("r.io/org/p:v1.0.0@"+d), RefVersion("r.io/org/p:v1.0.0@"+d))
+	if Repository("r.io/org/p:v1.0.0@"+d) != "r.io/org/p" || Version("r.io/org/p:v1.0.0@"+d) != d {
+		t.Errorf("a pinned reference: repository %q, version %q", Repository("r.io/org/p:v1.0.0@"+d), Version("r.io/org/p:v1.0.0@"+d))
 	}
 	for rev, want := range map[string]string{"p-0123456789ab": "0123456789ab", "p-0123456789AB": "", "p-old01": "", "p": ""} {
 		if got := RevisionID(rev); got != want {
