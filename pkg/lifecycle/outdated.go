@@ -186,23 +186,26 @@ func (o *Outdated) readRegistries(ctx context.Context, items []*Item) error {
 		byRepo[it.repo] = append(byRepo[it.repo], it)
 	}
 	reads := make([]repoRead, len(repos))
-	sem := make(chan struct{}, cmp.Or(o.Parallel, 8))
-	var wg sync.WaitGroup
+	type where struct {
+		read string
+		so   source.Options
+	}
+	// Resolved in order (what each resolution is, is said in order), read
+	// in parallel.
+	at := make([]*where, len(repos))
 	for i, repo := range repos {
 		read, so, err := o.Registry.Read(ctx, repo, repoSecrets(byRepo[repo]))
 		if err != nil { // a pull secret that cannot be read marks its rows only
 			reads[i] = repoRead{err: err}
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			reads[i] = readRepository(ctx, read, byRepo[repo], so)
-		}()
+		at[i] = &where{read, so}
 	}
-	wg.Wait()
+	o.bounded(len(repos), func(i int) {
+		if w := at[i]; w != nil {
+			reads[i] = readRepository(ctx, w.read, byRepo[repos[i]], w.so)
+		}
+	})
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -230,6 +233,21 @@ func (o *Outdated) readRegistries(ctx context.Context, items []*Item) error {
 		}
 	}
 	return nil
+}
+
+// bounded calls fn(0) to fn(n-1), Parallel (default 8) at a time, and
+// waits for them.
+func (o *Outdated) bounded(n int, fn func(i int)) {
+	sem := make(chan struct{}, cmp.Or(o.Parallel, 8))
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			fn(i)
+		})
+	}
+	wg.Wait()
 }
 
 // repoSecrets are the pull secrets of a repository's packages.

@@ -77,11 +77,23 @@ func DirectRegistry(so source.Options) *Registry { return &Registry{Source: so} 
 // repository) and the options to read it with, for a package with the
 // given packagePullSecrets.
 func (r *Registry) Read(ctx context.Context, ref string, pullSecrets []string) (string, source.Options, error) {
+	return r.read(ctx, ref, pullSecrets, true)
+}
+
+// readQuietly is Read without telling OnResolve: for reads of a
+// repository's versions whose resolution its read told already.
+func (r *Registry) readQuietly(ctx context.Context, ref string, pullSecrets []string) (string, source.Options, error) {
+	return r.read(ctx, ref, pullSecrets, false)
+}
+
+func (r *Registry) read(ctx context.Context, ref string, pullSecrets []string, tell bool) (string, source.Options, error) {
 	res, err := imageconfig.Resolve(r.Configs, ref)
 	if err != nil {
 		return "", r.Source, err
 	}
-	r.tell(res)
+	if tell {
+		r.tell(res)
+	}
 	so := r.Source
 	if len(pullSecrets) == 0 && res.PullSecret == "" || r.Cluster == nil {
 		return res.Resolved, so, nil

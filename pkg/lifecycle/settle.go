@@ -1,7 +1,6 @@
 package lifecycle
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -160,21 +159,13 @@ type metaCache struct {
 }
 
 func (c *metaCache) prefetch(ctx context.Context, items []*Item) error {
-	sem := make(chan struct{}, cmp.Or(c.o.Parallel, 8))
-	var wg sync.WaitGroup
+	var moving []*Item
 	for _, it := range items {
-		if !it.Moves() {
-			continue
+		if it.Moves() {
+			moving = append(moving, it)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			c.get(ctx, it)
-		}()
 	}
-	wg.Wait()
+	c.o.bounded(len(moving), func(i int) { c.get(ctx, moving[i]) })
 	return ctx.Err()
 }
 
@@ -199,7 +190,8 @@ func (c *metaCache) get(ctx context.Context, it *Item) metaRead {
 // blocked: the package manager could not install it either, and its plan
 // could not be made.
 func (o *Outdated) readMeta(ctx context.Context, it *Item, ref string) metaRead {
-	read, so, err := o.Registry.Read(ctx, ref, pullSecrets(it.pkg))
+	// Quietly, and so in any order: reading the repository said how.
+	read, so, err := o.Registry.readQuietly(ctx, ref, pullSecrets(it.pkg))
 	if err != nil {
 		return metaRead{err: "cannot be read: " + exit.Message(err)}
 	}
