@@ -1,29 +1,19 @@
 package exit
 
 import (
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/readme"
 )
 
 // TestREADMEListsEveryCode: the README's table of exit codes has a row
 // for every code of codes.go, and no code the table does not define.
 func TestREADMEListsEveryCode(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	start := strings.Index(readme, "### Exit codes and errors")
-	if start < 0 {
-		t.Fatal("README has no section \"Exit codes and errors\"")
-	}
-	table := readme[start:]
-	table = table[strings.Index(table, "| code |"):]
-	table = table[:strings.Index(table, "\n\n")]
+	table := readme.Table(t, "| code | meaning |")
 	var listed []int
 	for _, m := range regexp.MustCompile(`(?m)^\| ([0-9, ]+) \|`).FindAllStringSubmatch(table, -1) {
 		for f := range strings.SplitSeq(m[1], ",") {

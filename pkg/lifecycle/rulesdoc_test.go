@@ -4,12 +4,13 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/readme"
 )
 
 // TestRulesTable: every Rule constant is in Rules once, with verbs and
@@ -44,17 +45,7 @@ func TestRulesTable(t *testing.T) {
 		t.Errorf("Rules has %v; the constants are %v", got, consts)
 	}
 
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	start := strings.Index(readme, "| rule | severity | when |")
-	if start < 0 {
-		t.Fatal("README has no table of plan rules")
-	}
-	table := readme[start:]
-	table = table[:strings.Index(table, "\n\n")]
+	table := readme.Table(t, "| rule | severity | when |")
 	var listed []string
 	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\|").FindAllStringSubmatch(table, -1) {
 		listed = append(listed, m[1])
