@@ -61,7 +61,7 @@ type describer struct {
 
 func runDescribe(cfg *config, r *report) error {
 	r.para(describeMethod)
-	env, err := startEnv(cfg.envDir, cfg.k8sBin)
+	env, err := startEnv(cfg.envDir, cfg.k8sBin, true)
 	if err != nil {
 		return err
 	}

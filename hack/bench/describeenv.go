@@ -27,9 +27,10 @@ var (
 const packageLabel = "pkg.crossplane.io/package"
 
 // startEnv starts kube-apiserver and etcd with Crossplane's CRDs in dir,
-// after stopping whatever an interrupted run left there. The servers die
-// with this process; stopEnv stops them and removes dir.
-func startEnv(dir, binDir string) (*testenv.Env, error) {
+// after stopping whatever an interrupted run left there, and a registry
+// too unless noRegistry. The servers die with this process; stopEnv stops
+// them and removes dir.
+func startEnv(dir, binDir string, noRegistry bool) (*testenv.Env, error) {
 	if old, err := testenv.Load(filepath.Join(dir, "env.json")); err == nil {
 		_ = old.Stop()
 	}
@@ -38,7 +39,7 @@ func startEnv(dir, binDir string) (*testenv.Env, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	return testenv.Start(ctx, testenv.Options{Dir: dir, BinDir: binDir, NoRegistry: true, Log: log.Writer()})
+	return testenv.Start(ctx, testenv.Options{Dir: dir, BinDir: binDir, NoRegistry: noRegistry, Log: log.Writer()})
 }
 
 func stopEnv(env *testenv.Env) {

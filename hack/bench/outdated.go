@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -118,16 +117,9 @@ func registryKinds(reqs []string) (lists, heads, pings, other int) {
 
 func runOutdated(cfg *config, r *report) error {
 	r.para(outdatedMethod)
-	dir := cfg.envDir + "-outdated"
-	if old, err := testenv.Load(filepath.Join(dir, "env.json")); err == nil {
-		_ = old.Stop()
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	env, err := testenv.Start(ctx, testenv.Options{Dir: dir, BinDir: cfg.k8sBin, Log: log.Writer()})
+	env, err := startEnv(cfg.envDir+"-outdated", cfg.k8sBin, false)
 	if err != nil {
 		return err
 	}

@@ -56,16 +56,9 @@ type upgradeAllRow struct {
 
 func runUpgradeAll(cfg *config, r *report) error {
 	r.para(upgradeAllMethod)
-	dir := cfg.envDir + "-upgradeall"
-	if old, err := testenv.Load(filepath.Join(dir, "env.json")); err == nil {
-		_ = old.Stop()
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	env, err := testenv.Start(ctx, testenv.Options{Dir: dir, BinDir: cfg.k8sBin, Log: log.Writer()})
+	env, err := startEnv(cfg.envDir+"-upgradeall", cfg.k8sBin, false)
 	if err != nil {
 		return err
 	}
