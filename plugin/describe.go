@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
@@ -135,7 +136,7 @@ func writeDescription(w io.Writer, d *cluster.Description) {
 	writeMRDs(w, d)
 	writeDependencies(w, d)
 	if d.LockUnresolved != nil {
-		fmt.Fprintf(w, "Lock:               %s\n", cluster.LockWarning(d.LockUnresolved))
+		fmt.Fprintf(w, "Lock:               %s\n", installed.LockWarning(d.LockUnresolved))
 	}
 	section(w, "Events", len(d.Events), func() {
 		t := printers.NewTable("TYPE", "REASON", "AGE", "FROM", "OBJECT", "MESSAGE")
@@ -150,7 +151,7 @@ func writeDescription(w io.Writer, d *cluster.Description) {
 // installs 2,000 definitions.
 const manyRows = 20
 
-func writeObjects(w io.Writer, r *cluster.Revision) {
+func writeObjects(w io.Writer, r *installed.Revision) {
 	n := 0
 	if r != nil {
 		n = len(r.Objects)
@@ -239,10 +240,10 @@ func writeDependencies(w io.Writer, d *cluster.Description) {
 // generation calls it.
 // runtimeLine is the current revision's RuntimeActive condition (Crossplane
 // v2.4 and later): Active, or why not, with its message.
-func runtimeLine(r *cluster.Revision) string {
-	c := r.Condition(cluster.TypeRuntimeActive)
+func runtimeLine(r *installed.Revision) string {
+	c := r.Condition(installed.TypeRuntimeActive)
 	s := r.RuntimeState()
-	if c.Reason == cluster.ReasonAwaitingActivation {
+	if c.Reason == installed.ReasonAwaitingActivation {
 		return s + " (scaled to zero until one of its managed resource definitions is active)"
 	}
 	if c.Status != "True" && c.Message != "" {
@@ -251,7 +252,7 @@ func runtimeLine(r *cluster.Revision) string {
 	return s
 }
 
-func revisionHealth(r *cluster.Revision) string {
+func revisionHealth(r *installed.Revision) string {
 	for _, t := range []string{"Healthy", "RevisionHealthy"} {
 		if c := r.Condition(t); c != nil {
 			return c.Status

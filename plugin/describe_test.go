@@ -8,21 +8,22 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 // TestDescribeCountsABigProvider: a provider with many MRDs lists the
 // first 20 and counts the rest, and its objects are counted by kind.
 func TestDescribeCountsABigProvider(t *testing.T) {
-	rev := &cluster.Revision{Name: "big-0123456789ab", Image: "r.io/big:v1", DesiredState: "Active"}
+	rev := &installed.Revision{Name: "big-0123456789ab", Image: "r.io/big:v1", DesiredState: "Active"}
 	d := &cluster.Description{
-		Package: &cluster.Package{Kind: "Provider", Name: "big", Source: "mirror.invalid/big:v1", CurrentRevision: rev.Name,
+		Package: &installed.Package{Kind: "Provider", Name: "big", Source: "mirror.invalid/big:v1", CurrentRevision: rev.Name,
 			ResolvedPackage: "r.io/big:v1", AppliedImageConfigs: []imageconfig.Applied{{Name: "m", Reason: imageconfig.ReasonRewrite}}},
-		Revisions: []*cluster.Revision{rev},
+		Revisions: []*installed.Revision{rev},
 		MRAPs:     []cluster.MRAP{{Name: "default", Activate: []string{"*"}, Activated: []string{"a", "b"}}},
 	}
 	for i := range 25 {
 		n := fmt.Sprintf("mrd%02d.big.example.org", i)
-		rev.Objects = append(rev.Objects, cluster.ObjectRef{Kind: "ManagedResourceDefinition", Name: n})
+		rev.Objects = append(rev.Objects, installed.ObjectRef{Kind: "ManagedResourceDefinition", Name: n})
 		state, est := "Active", "True"
 		if i >= 20 {
 			state = "Inactive"
@@ -32,7 +33,7 @@ func TestDescribeCountsABigProvider(t *testing.T) {
 		}
 		d.MRDs = append(d.MRDs, cluster.MRD{Name: n, State: state, Established: est})
 	}
-	rev.Objects = append(rev.Objects, cluster.ObjectRef{Kind: "MutatingWebhookConfiguration", Name: "w"})
+	rev.Objects = append(rev.Objects, installed.ObjectRef{Kind: "MutatingWebhookConfiguration", Name: "w"})
 	var b strings.Builder
 	writeDescription(&b, d)
 	out := b.String()
@@ -60,7 +61,7 @@ func TestDescribeCountsABigProvider(t *testing.T) {
 func TestDescribeEventsAsKubectl(t *testing.T) {
 	now := time.Now()
 	d := &cluster.Description{
-		Package: &cluster.Package{Kind: "Provider", Name: "p"},
+		Package: &installed.Package{Kind: "Provider", Name: "p"},
 		Events: []cluster.Event{
 			{Type: "Normal", Reason: "InstallPackageRevision", Object: "Provider/p", From: "packages/provider.pkg.crossplane.io", Count: 1, First: now.Add(-5 * time.Minute), Last: now.Add(-5 * time.Minute)},
 			{Type: "Warning", Reason: "LintPackage", Object: "ProviderRevision/p-1", Count: 4, First: now.Add(-10 * time.Minute), Last: now.Add(-2 * time.Minute)},

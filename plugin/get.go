@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
@@ -118,7 +119,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	// A Lock that is not resolved holds back every package: said on
 	// stderr; one that cannot be read (RBAC) is no business of get's.
 	if _, unresolved, err := c.LockState(ctx); err == nil && unresolved != nil {
-		fmt.Fprintf(o.root.IOStreams.ErrOut, "Warning: %s\n", cluster.LockWarning(unresolved))
+		fmt.Fprintf(o.root.IOStreams.ErrOut, "Warning: %s\n", installed.LockWarning(unresolved))
 	}
 	if o.Output == "" || o.Output == printers.FormatWide {
 		err = o.table(ctx, c, pkgs)
@@ -131,14 +132,14 @@ func (o *GetOptions) Run(ctx context.Context) error {
 // fetch reads the packages asked for. Of several names, those found are
 // printed and those not found fail the command after them, as kubectl get
 // does: the error names each.
-func (o *GetOptions) fetch(ctx context.Context, c *cluster.Cluster) ([]*cluster.Package, error) {
+func (o *GetOptions) fetch(ctx context.Context, c *cluster.Cluster) ([]*installed.Package, error) {
 	if len(o.names) == 0 {
 		return c.List(ctx, o.kind, o.Selector)
 	}
-	var out []*cluster.Package
+	var out []*installed.Package
 	var errs []error
 	for _, n := range o.names {
-		var p *cluster.Package
+		var p *installed.Package
 		var err error
 		if o.kind != "" {
 			p, err = c.Get(ctx, o.kind, n)
@@ -157,14 +158,14 @@ func (o *GetOptions) fetch(ctx context.Context, c *cluster.Cluster) ([]*cluster.
 	return out, nil
 }
 
-func (o *GetOptions) table(ctx context.Context, c *cluster.Cluster, pkgs []*cluster.Package) error {
+func (o *GetOptions) table(ctx context.Context, c *cluster.Cluster, pkgs []*installed.Package) error {
 	if len(pkgs) == 0 {
 		fmt.Fprintln(o.root.IOStreams.ErrOut, "No packages found.")
 		return nil
 	}
 	header := []string{"NAME", "KIND", "PACKAGE", "VERSION", "INSTALLED", "HEALTHY", "REVISION", "AGE"}
 	wide := o.Output == printers.FormatWide
-	var revs map[*cluster.Package]*cluster.Revision
+	var revs map[*installed.Package]*installed.Revision
 	if wide {
 		header = append(header, "DIGEST", "ACTIVATION", "RUNTIME-CONFIG", "RUNTIME")
 		var err error
@@ -176,7 +177,7 @@ func (o *GetOptions) table(ctx context.Context, c *cluster.Cluster, pkgs []*clus
 	t.NoHeaders = o.NoHeaders
 	for _, p := range pkgs {
 		row := []string{p.Name, p.Kind, reference.Repository(p.Source), p.Version,
-			conditionStatus(p, cluster.TypeInstalled), conditionStatus(p, cluster.TypeHealthy), orNone(p.CurrentRevision), age(p.Created)}
+			conditionStatus(p, installed.TypeInstalled), conditionStatus(p, installed.TypeHealthy), orNone(p.CurrentRevision), age(p.Created)}
 		if wide {
 			row = append(row, orUnknown(packageDigest(p.Digest, p.CurrentRevision, p.Generation)), orNone(p.ActivationPolicy), orNone(p.RuntimeConfig), orNone(runtimeState(revs[p])))
 		}
@@ -190,7 +191,7 @@ func (o *GetOptions) table(ctx context.Context, c *cluster.Cluster, pkgs []*clus
 // jsonpath-as-json=, jsonpath-file=, go-template=, go-template-file=,
 // template= and templatefile=, of the object itself for one named
 // package, else of a List; custom-columns= is a table.
-func (o *GetOptions) document(pkgs []*cluster.Package) error {
+func (o *GetOptions) document(pkgs []*installed.Package) error {
 	out := o.root.IOStreams.Out
 	if spec, ok := strings.CutPrefix(o.Output, "custom-columns="); ok {
 		cols, err := printers.ParseCustomColumns(spec)
@@ -230,7 +231,7 @@ func (o *GetOptions) document(pkgs []*cluster.Package) error {
 
 // conditionStatus is the status of condition t; generations before
 // Crossplane v0.14 report a single Ready condition, which stands in for both.
-func conditionStatus(p *cluster.Package, t string) string {
+func conditionStatus(p *installed.Package, t string) string {
 	if c := p.Condition(t); c != nil {
 		return c.Status
 	}
@@ -260,7 +261,7 @@ func age(t time.Time) string {
 
 // runtimeState is the RuntimeActive state of a revision (Crossplane v2.4
 // and later), "" without one.
-func runtimeState(r *cluster.Revision) string {
+func runtimeState(r *installed.Revision) string {
 	if r == nil {
 		return ""
 	}

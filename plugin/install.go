@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
@@ -230,6 +231,6 @@ func (o *InstallOptions) wait(ctx context.Context, c *cluster.Cluster, since tim
 	if o.Wait.d == 0 {
 		return nil
 	}
-	p := &cluster.Package{Kind: o.Spec.Kind, Name: o.Spec.Name}
+	p := &installed.Package{Kind: o.Spec.Kind, Name: o.Spec.Name}
 	return changeError(ctx, lifecycle.WaitInstalled(ctx, c, p, o.Wait.d, since, o.root.IOStreams.ErrOut))
 }

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/deptree"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
@@ -69,7 +69,7 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if unresolved != nil {
-		fmt.Fprintf(o.root.IOStreams.ErrOut, "Warning: %s\n", cluster.LockWarning(unresolved))
+		fmt.Fprintf(o.root.IOStreams.ErrOut, "Warning: %s\n", installed.LockWarning(unresolved))
 	}
 	pkgs, err := c.List(ctx, "", "")
 	if err != nil {

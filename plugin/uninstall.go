@@ -12,8 +12,8 @@ import (
 	"golang.org/x/term"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
 )
 
@@ -133,7 +133,7 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	}
 	err = u.Run(ctx, plan, lifecycle.UninstallOptions{
 		DryRun: o.Plan.DryRun == dryRunServer, Wait: o.Wait.d, Progress: o.root.IOStreams.ErrOut,
-		Deleted: func(p *cluster.Package) { fmt.Fprintf(out, "%s %s\n", p.KindName(), suffix) },
+		Deleted: func(p *installed.Package) { fmt.Fprintf(out, "%s %s\n", p.KindName(), suffix) },
 	})
 	return changeError(ctx, err)
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -230,7 +230,7 @@ func refShown(ref string) string { return cmp.Or(reference.Tag(ref), reference.V
 // waitable refuses --wait for a package with Manual activation without
 // --activate: its new revision waits to be activated, so the wait could
 // only time out.
-func (o *UpgradeOptions) waitable(p *cluster.Package) error {
+func (o *UpgradeOptions) waitable(p *installed.Package) error {
 	if o.Wait.d == 0 || o.Activate || p.ActivationPolicy != "Manual" {
 		return nil
 	}

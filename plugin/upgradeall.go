@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
@@ -75,7 +76,7 @@ func (o *UpgradeOptions) runAll(ctx context.Context, c *cluster.Cluster) error {
 				_ = lifecycle.WriteText(r.IOStreams.ErrOut, p)
 			}
 		},
-		Done: func(s *lifecycle.Step, updated *cluster.Package) {
+		Done: func(s *lifecycle.Step, updated *installed.Package) {
 			if ao.DryRun {
 				fmt.Fprintf(out, "%s would be upgraded from %s to %s (server dry run: nothing changed)\n", s.Plan.Package, s.Installed.Package.Version, updated.Version)
 				return

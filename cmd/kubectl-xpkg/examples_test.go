@@ -66,7 +66,7 @@ var (
 	ptOld       = examplePackage{"function", "function-patch-and-transform", "function-patch-and-transform:v0.9.0", false, ""}
 	// The package manager installs provider-nop as configuration-aws-network's
 	// dependency (--with-dependencies removes only what it installed).
-	installed = []examplePackage{networkNew, nopNew}
+	installedSet = []examplePackage{networkNew, nopNew}
 )
 
 // exampleCluster is what each verb's examples expect installed, in order.
@@ -74,7 +74,7 @@ var (
 // uninstall example finds its package.
 var exampleCluster = map[string][]examplePackage{
 	"diff": {nopOld}, "upgrade": {nopOld, networkOld, ptOld}, "rollback": {nopUpgraded},
-	"get": installed, "describe": installed, "tree": installed, "uninstall": installed, "versions": installed,
+	"get": installedSet, "describe": installedSet, "tree": installedSet, "uninstall": installedSet, "versions": installedSet,
 	"outdated": {nopOld, networkNew},
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
@@ -146,7 +146,7 @@ func TestRuntimeAwaitingActivation(t *testing.T) {
 		r := x.Run("install", ref, name, "--wait=60s").Succeeds(t)
 		get := x.Run("get", "provider", name, "-o", "wide").Succeeds(t).Stdout
 		desc := x.Run("describe", "provider/"+name).Succeeds(t).Stdout
-		note := cluster.AwaitingActivationNote("provider/" + name)
+		note := installed.AwaitingActivationNote("provider/" + name)
 		if l.mgr.Release() == pkgmanager.V23 {
 			if rt := wideColumn(t, get, name, "RUNTIME"); rt != "<none>" || strings.Contains(r.Stderr, note) || strings.Contains(desc, "Runtime:  ") {
 				t.Errorf("v2.3 has no RuntimeActive; RUNTIME %s, describe:\n%s", rt, desc)

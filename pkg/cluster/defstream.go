@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 // definitionDoc is what the plugin reads of a definition (a CRD, an MRD or
@@ -67,10 +69,10 @@ type conditionField struct {
 	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
 }
 
-func (d *definitionDoc) conditions() []Condition {
-	out := make([]Condition, len(d.Status.Conditions))
+func (d *definitionDoc) conditions() []installed.Condition {
+	out := make([]installed.Condition, len(d.Status.Conditions))
 	for i, c := range d.Status.Conditions {
-		out[i] = Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message, ObservedGeneration: c.ObservedGeneration}
+		out[i] = installed.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message, ObservedGeneration: c.ObservedGeneration}
 	}
 	return out
 }

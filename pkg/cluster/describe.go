@@ -16,16 +16,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kubectl/pkg/util/event"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
 // Description is everything describe shows about a package.
 type Description struct {
-	Package      *Package           `json:"package"`
-	Revisions    []*Revision        `json:"revisions"`
-	Dependencies []DependencyStatus `json:"dependencies,omitempty"`
-	Dependents   []string           `json:"dependents,omitempty"`
-	Events       []Event            `json:"events,omitempty"`
+	Package      *installed.Package    `json:"package"`
+	Revisions    []*installed.Revision `json:"revisions"`
+	Dependencies []DependencyStatus    `json:"dependencies,omitempty"`
+	Dependents   []string              `json:"dependents,omitempty"`
+	Events       []Event               `json:"events,omitempty"`
 	// MRDs are the ManagedResourceDefinitions the current revision
 	// installed (Crossplane v2 providers), with their state; MRAPs the
 	// activation policies that activated some of them.
@@ -33,11 +34,11 @@ type Description struct {
 	MRAPs []MRAP `json:"managedResourceActivationPolicies,omitempty"`
 	// LockUnresolved is the Lock's Resolved condition while it is not
 	// True: no package's dependencies are resolved until it is.
-	LockUnresolved *Condition `json:"lockUnresolved,omitempty"`
+	LockUnresolved *installed.Condition `json:"lockUnresolved,omitempty"`
 }
 
 // Current is the revision the package runs now, if any.
-func (d *Description) Current() *Revision {
+func (d *Description) Current() *installed.Revision {
 	for _, r := range d.Revisions {
 		if r.Name == d.Package.CurrentRevision {
 			return r
@@ -79,12 +80,12 @@ const EventsNamespace = "default"
 // in two more.
 func (c *Cluster) Describe(ctx context.Context, kind, name string) (*Description, error) {
 	d := &Description{}
-	var lock []LockPackage
+	var lock []installed.LockPackage
 	var events []unstructured.Unstructured
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { d.Package, err = c.Get(gctx, kind, name); return err })
 	g.Go(func() (err error) {
-		d.Revisions, err = c.Revisions(gctx, &Package{Kind: kind, Name: name})
+		d.Revisions, err = c.Revisions(gctx, &installed.Package{Kind: kind, Name: name})
 		return err
 	})
 	g.Go(func() (err error) { lock, d.LockUnresolved, err = c.LockState(gctx); return err })
@@ -165,13 +166,13 @@ func (c *Cluster) describeMRDs(ctx context.Context, d *Description) error {
 	return nil
 }
 
-func dependencies(lock []LockPackage, p *Package) ([]DependencyStatus, []string) {
+func dependencies(lock []installed.LockPackage, p *installed.Package) ([]DependencyStatus, []string) {
 	var deps []DependencyStatus
-	if entry, ok := LockEntry(lock, p); ok {
+	if entry, ok := installed.LockEntry(lock, p); ok {
 		for _, dep := range entry.Dependencies {
 			ds := DependencyStatus{Package: dep.Package, Constraints: dep.Constraints, Kind: firstNonEmpty(dep.Kind, dep.Type)}
 			for _, lp := range lock {
-				if sameRepo(lp.Source, dep.Package) {
+				if installed.SameRepo(lp.Source, dep.Package) {
 					ds.Resolved = lp.Version
 				}
 			}
@@ -179,7 +180,7 @@ func dependencies(lock []LockPackage, p *Package) ([]DependencyStatus, []string)
 		}
 	}
 	var dependents []string
-	for _, lp := range Dependents(lock, reference.Repository(p.Source)) {
+	for _, lp := range installed.Dependents(lock, reference.Repository(p.Source)) {
 		dependents = append(dependents, lp.Source+" "+lp.Version)
 	}
 	return deps, dependents

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 func eventObject(kind, name, reason string, count int64, first, last time.Time) unstructured.Unstructured {
@@ -31,8 +33,8 @@ func eventObject(kind, name, reason string, count int64, first, last time.Time) 
 // both timestamps kept for kubectl's "AGE (xN over M)".
 func TestPackageEventsInKubectlsOrder(t *testing.T) {
 	d := &Description{
-		Package:   &Package{Kind: "Provider", Name: "provider-nop"},
-		Revisions: []*Revision{{Kind: "ProviderRevision", Name: "provider-nop-abc"}},
+		Package:   &installed.Package{Kind: "Provider", Name: "provider-nop"},
+		Revisions: []*installed.Revision{{Kind: "ProviderRevision", Name: "provider-nop-abc"}},
 	}
 	base := time.Now().Add(-time.Hour).Truncate(time.Second)
 	var items []unstructured.Unstructured

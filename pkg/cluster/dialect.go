@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 // InstallSpec is what the user asked to install. Pointer and nil fields
@@ -52,22 +54,22 @@ type Dialect interface {
 	// Build makes the object that installs spec.
 	Build(spec InstallSpec) (*unstructured.Unstructured, error)
 	// Read turns a package object into the common model.
-	Read(u *unstructured.Unstructured) *Package
+	Read(u *unstructured.Unstructured) *installed.Package
 	// RevisionKind is the kind of kind's revisions ("" if it has none);
 	// RevisionList lists the revisions of a package, and IsRevisionOf
 	// tells one from a cache.
 	RevisionKind(kind string) string
-	RevisionList(p *Package) metav1.ListOptions
-	IsRevisionOf(p *Package, rev *unstructured.Unstructured) bool
-	ReadRevision(u *unstructured.Unstructured) *Revision
+	RevisionList(p *installed.Package) metav1.ListOptions
+	IsRevisionOf(p *installed.Package, rev *unstructured.Unstructured) bool
+	ReadRevision(u *unstructured.Unstructured) *installed.Revision
 	// Readiness judges how far the package manager has got with a package.
-	Readiness(p *Package) Readiness
+	Readiness(p *installed.Package) installed.Readiness
 	// SetPackage points a package object at another reference (upgrade).
 	SetPackage(u *unstructured.Unstructured, ref string) error
 	// LockResource is where the dependency Lock lives ("" if the
 	// generation has none).
 	LockResource() (schema.GroupVersionResource, string, bool)
-	ReadLock(u *unstructured.Unstructured) []LockPackage
+	ReadLock(u *unstructured.Unstructured) []installed.LockPackage
 }
 
 // ResolveKind maps what a user typed (provider, providers, Provider,

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 // definitionResources are the kinds a revision installs that must be
@@ -25,7 +27,7 @@ var eventResource = schema.GroupVersionResource{Version: "v1", Resource: "events
 
 // Definition is the state of one definition a revision installed.
 type Definition struct {
-	Ref ObjectRef
+	Ref installed.ObjectRef
 	// State is Established, Inactive (an MRD left inactive on purpose),
 	// or what is still missing.
 	State string
@@ -50,7 +52,7 @@ type Definition struct {
 // the last one is, with a few requests. The package and its revisions are
 // read again every second (the current revision may change), and the
 // events of a kind only while some definition of it is not ready.
-func (c *Cluster) WaitEstablished(ctx context.Context, p *Package, d time.Duration, since time.Time, out io.Writer) error {
+func (c *Cluster) WaitEstablished(ctx context.Context, p *installed.Package, d time.Duration, since time.Time, out io.Writer) error {
 	return c.waitEstablished(ctx, p, d, since, 0, out)
 }
 
@@ -65,11 +67,11 @@ const RewriteGrace = 30 * time.Second
 // until it has. A definition not ready whose generation has not moved
 // since the wait began is pending, never failed, for up to RewriteGrace
 // (one the failed version did not change is never rewritten).
-func (c *Cluster) WaitReestablished(ctx context.Context, p *Package, d time.Duration, since time.Time, out io.Writer) error {
+func (c *Cluster) WaitReestablished(ctx context.Context, p *installed.Package, d time.Duration, since time.Time, out io.Writer) error {
 	return c.waitEstablished(ctx, p, d, since, RewriteGrace, out)
 }
 
-func (c *Cluster) waitEstablished(ctx context.Context, p *Package, d time.Duration, since time.Time, rewrite time.Duration, out io.Writer) error {
+func (c *Cluster) waitEstablished(ctx context.Context, p *installed.Package, d time.Duration, since time.Time, rewrite time.Duration, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	src, err := c.definitions()
@@ -128,10 +130,10 @@ func (c *Cluster) waitEstablished(ctx context.Context, p *Package, d time.Durati
 type establishWait struct {
 	c       *Cluster
 	t       *defTracker
-	p       *Package
+	p       *installed.Package
 	since   time.Time
 	what    string
-	refs    []ObjectRef
+	refs    []installed.ObjectRef
 	pending []string
 	// eventsDue: the next check with every kind listed reads events.
 	eventsDue bool
@@ -143,7 +145,7 @@ type establishWait struct {
 
 // notRewritten: waiting for the package manager to rewrite the
 // definition (WaitReestablished), it has not yet.
-func (w *establishWait) notRewritten(ref ObjectRef, doc *definitionDoc) bool {
+func (w *establishWait) notRewritten(ref installed.ObjectRef, doc *definitionDoc) bool {
 	if w.firstGen == nil || doc == nil || time.Now().After(w.rewriteBy) {
 		return false
 	}
@@ -183,7 +185,7 @@ func (w *establishWait) readRefs(ctx context.Context) error {
 }
 
 // definitionResource is the resource of a definition a revision names.
-func definitionResource(ref ObjectRef) (schema.GroupVersionResource, bool) {
+func definitionResource(ref installed.ObjectRef) (schema.GroupVersionResource, bool) {
 	resource, ok := definitionResources[ref.Kind]
 	if !ok {
 		return schema.GroupVersionResource{}, false
@@ -242,7 +244,7 @@ func (w *establishWait) check(ctx context.Context) (bool, error) {
 }
 
 // definitionState judges one definition by its conditions.
-func definitionState(ref ObjectRef, d *definitionDoc) Definition {
+func definitionState(ref installed.ObjectRef, d *definitionDoc) Definition {
 	def := Definition{Ref: ref, State: "Established", Ready: true}
 	if ref.Kind == "ManagedResourceDefinition" && d.Spec.State == "Inactive" {
 		def.State = "Inactive"
@@ -254,7 +256,7 @@ func definitionState(ref ObjectRef, d *definitionDoc) Definition {
 	}
 	cs := d.conditions()
 	for _, t := range want {
-		cnd := findCondition(cs, t)
+		cnd := installed.FindCondition(cs, t)
 		switch {
 		case cnd == nil:
 			def.Ready, def.State = false, t+" not reported yet"
@@ -266,7 +268,7 @@ func definitionState(ref ObjectRef, d *definitionDoc) Definition {
 			def.Ready, def.State, def.stale = false, fmt.Sprintf("%s not yet reported for generation %d", t, d.Metadata.Generation), true
 			return def
 		case cnd.Status != "True":
-			def.Ready, def.State = false, describeCondition(cnd)
+			def.Ready, def.State = false, installed.DescribeCondition(cnd)
 			return def
 		}
 	}
@@ -340,13 +342,13 @@ func terminalWarning(e *unstructured.Unstructured) bool {
 // DefinedCRDs names the CRDs the package's current revision defines: its
 // CRDs, the CRDs of its MRDs (same name), and of its XRDs the composite's
 // and the claim's.
-func (c *Cluster) DefinedCRDs(ctx context.Context, p *Package) ([]string, error) {
+func (c *Cluster) DefinedCRDs(ctx context.Context, p *installed.Package) ([]string, error) {
 	revs, err := c.Revisions(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	var xrds []ObjectRef
+	var xrds []installed.ObjectRef
 	for _, r := range revs {
 		if r.Name != p.CurrentRevision {
 			continue
@@ -368,7 +370,7 @@ func (c *Cluster) DefinedCRDs(ctx context.Context, p *Package) ([]string, error)
 // claimCRDs names the claim CRDs of XRDs that offer one: a few XRDs are
 // read one GET each, at once; more with one list of XRDs. An XRD that
 // cannot be read adds nothing (its claim CRD is then not counted).
-func (c *Cluster) claimCRDs(ctx context.Context, xrds []ObjectRef) ([]string, error) {
+func (c *Cluster) claimCRDs(ctx context.Context, xrds []installed.ObjectRef) ([]string, error) {
 	claim := func(d *definitionDoc) string {
 		if d.Spec.ClaimNames == nil || d.Spec.ClaimNames.Plural == "" || d.Spec.Group == "" {
 			return ""
@@ -398,7 +400,7 @@ func (c *Cluster) claimCRDs(ctx context.Context, xrds []ObjectRef) ([]string, er
 		want[x.APIVersion+"/"+x.Name] = i
 	}
 	for _, gv := range uniqueAPIVersions(xrds) {
-		gvr, _ := definitionResource(ObjectRef{Kind: "CompositeResourceDefinition", APIVersion: gv})
+		gvr, _ := definitionResource(installed.ObjectRef{Kind: "CompositeResourceDefinition", APIVersion: gv})
 		_, err := src.list(ctx, gvr, func(d *definitionDoc) {
 			if i, ok := want[gv+"/"+d.Metadata.Name]; ok {
 				names[i] = claim(d)
@@ -411,7 +413,7 @@ func (c *Cluster) claimCRDs(ctx context.Context, xrds []ObjectRef) ([]string, er
 	return slices.DeleteFunc(names, func(s string) bool { return s == "" }), nil
 }
 
-func uniqueAPIVersions(refs []ObjectRef) []string {
+func uniqueAPIVersions(refs []installed.ObjectRef) []string {
 	var out []string
 	for _, r := range refs {
 		if !slices.Contains(out, r.APIVersion) {

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 func TestDefinitionState(t *testing.T) {
@@ -26,7 +28,7 @@ func TestDefinitionState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return definitionState(ObjectRef{Kind: kind, Name: "x"}, d)
+		return definitionState(installed.ObjectRef{Kind: kind, Name: "x"}, d)
 	}
 	for name, c := range map[string]struct {
 		got   Definition
@@ -67,7 +69,7 @@ func TestTerminalWarning(t *testing.T) {
 
 // establishCluster is a fake cluster holding provider-big, whose current
 // revision installed n CRDs, none of them established yet.
-func establishCluster(t *testing.T, n int) (*Cluster, *dynamicfake.FakeDynamicClient, *Package) {
+func establishCluster(t *testing.T, n int) (*Cluster, *dynamicfake.FakeDynamicClient, *installed.Package) {
 	t.Helper()
 	var refs []any
 	objs := []runtime.Object{}
@@ -186,7 +188,7 @@ func TestWaitEstablishedFailsOnATerminalWarning(t *testing.T) {
 // spec, end nothing; once the controller reports on the new generation,
 // it is established.
 func TestWaitEstablishedIgnoresWarningsOfAnOlderGeneration(t *testing.T) {
-	ref := ObjectRef{Kind: "ManagedResourceDefinition", Name: "widgets.example.org"}
+	ref := installed.ObjectRef{Kind: "ManagedResourceDefinition", Name: "widgets.example.org"}
 	d := &definitionDoc{}
 	d.Metadata.Name, d.Metadata.Generation = ref.Name, 3
 	d.Status.Conditions = []conditionField{{Type: "Established", Status: "False", Reason: "PendingManagedResource", ObservedGeneration: 2}}

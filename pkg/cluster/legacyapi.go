@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
@@ -66,11 +67,11 @@ func (d *legacyDialect) RevisionKind(string) string { return d.gen.recordKind }
 
 // RevisionList finds the record, which the package manager names after the
 // install request.
-func (d *legacyDialect) RevisionList(p *Package) metav1.ListOptions {
+func (d *legacyDialect) RevisionList(p *installed.Package) metav1.ListOptions {
 	return metav1.ListOptions{FieldSelector: "metadata.name=" + p.Name}
 }
 
-func (d *legacyDialect) IsRevisionOf(p *Package, rev *unstructured.Unstructured) bool {
+func (d *legacyDialect) IsRevisionOf(p *installed.Package, rev *unstructured.Unstructured) bool {
 	return rev.GetName() == p.Name && rev.GetNamespace() == p.Namespace
 }
 
@@ -135,8 +136,8 @@ func (d *legacyDialect) checkUnsupported(s InstallSpec) error {
 	return nil
 }
 
-func (d *legacyDialect) Read(u *unstructured.Unstructured) *Package {
-	p := &Package{Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Generation: u.GetGeneration(),
+func (d *legacyDialect) Read(u *unstructured.Unstructured) *installed.Package {
+	p := &installed.Package{Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Generation: u.GetGeneration(),
 		Created: u.GetCreationTimestamp().Time, Conditions: legacyConditions(u), Object: u}
 	source, _, _ := unstructured.NestedString(u.Object, "spec", "source")
 	pkg, _, _ := unstructured.NestedString(u.Object, "spec", "package")
@@ -156,19 +157,19 @@ func (d *legacyDialect) Read(u *unstructured.Unstructured) *Package {
 // legacyConditions reads status.conditions (the seeds' form) or
 // status.conditionedStatus.conditions (what Crossplane v0.10 and v0.11
 // serve).
-func legacyConditions(u *unstructured.Unstructured) []Condition {
-	if cs := conditions(u); len(cs) > 0 {
+func legacyConditions(u *unstructured.Unstructured) []installed.Condition {
+	if cs := installed.ReadConditions(u); len(cs) > 0 {
 		return cs
 	}
 	inner, ok, _ := unstructured.NestedMap(u.Object, "status", "conditionedStatus")
 	if !ok {
 		return nil
 	}
-	return conditions(&unstructured.Unstructured{Object: map[string]any{"status": inner}})
+	return installed.ReadConditions(&unstructured.Unstructured{Object: map[string]any{"status": inner}})
 }
 
-func (d *legacyDialect) ReadRevision(u *unstructured.Unstructured) *Revision {
-	r := &Revision{Kind: u.GetKind(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time,
+func (d *legacyDialect) ReadRevision(u *unstructured.Unstructured) *installed.Revision {
+	r := &installed.Revision{Kind: u.GetKind(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time,
 		Conditions: legacyConditions(u), Object: u, DesiredState: "Active", Revision: 1}
 	// The records name the package's version, not its image.
 	r.Version, _, _ = unstructured.NestedString(u.Object, "spec", "version")
@@ -177,7 +178,7 @@ func (d *legacyDialect) ReadRevision(u *unstructured.Unstructured) *Revision {
 		m, _ := c.(map[string]any)
 		kind, _ := m["kind"].(string)
 		apiVersion, _ := m["apiVersion"].(string)
-		r.Objects = append(r.Objects, ObjectRef{Kind: kind, APIVersion: apiVersion, Name: kind})
+		r.Objects = append(r.Objects, installed.ObjectRef{Kind: kind, APIVersion: apiVersion, Name: kind})
 	}
 	return r
 }
@@ -194,19 +195,19 @@ func (d *legacyDialect) LockResource() (schema.GroupVersionResource, string, boo
 	return schema.GroupVersionResource{}, "", false
 }
 
-func (d *legacyDialect) ReadLock(*unstructured.Unstructured) []LockPackage { return nil }
+func (d *legacyDialect) ReadLock(*unstructured.Unstructured) []installed.LockPackage { return nil }
 
 // Readiness of a v0.x request is its Ready condition; these generations
 // record no observedGeneration.
-func (d *legacyDialect) Readiness(p *Package) Readiness {
+func (d *legacyDialect) Readiness(p *installed.Package) installed.Readiness {
 	c := p.Condition("Ready")
 	switch {
 	case c == nil:
-		return Readiness{Pending: []string{"Ready not yet reported"}}
+		return installed.Readiness{Pending: []string{"Ready not yet reported"}}
 	case c.Status == "True":
-		return Readiness{Ready: true}
-	case c.Status == "False" && isTerminal(c):
-		return Readiness{Terminal: c}
+		return installed.Readiness{Ready: true}
+	case c.Status == "False" && installed.IsTerminal(c):
+		return installed.Readiness{Terminal: c}
 	}
-	return Readiness{Pending: []string{describeCondition(c)}}
+	return installed.Readiness{Pending: []string{installed.DescribeCondition(c)}}
 }

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 var (
@@ -94,7 +96,7 @@ func (c *Cluster) mrdList(ctx context.Context, keep func(MRD)) error {
 			u := &l.Items[i]
 			m := MRD{Name: u.GetName()}
 			m.State, _, _ = unstructured.NestedString(u.Object, "spec", "state")
-			for _, cond := range conditions(u) {
+			for _, cond := range installed.ReadConditions(u) {
 				if cond.Type == "Established" {
 					m.Established = cond.Status
 				}

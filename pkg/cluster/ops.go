@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 // Cluster reads and writes a cluster's package objects through its dialect.
@@ -85,7 +87,7 @@ func (c *Cluster) client(kind string) (dynamic.ResourceInterface, error) {
 
 // List returns the packages of kind ("" for every kind) that match the
 // label selector, sorted by kind and name.
-func (c *Cluster) List(ctx context.Context, kind, selector string) ([]*Package, error) {
+func (c *Cluster) List(ctx context.Context, kind, selector string) ([]*installed.Package, error) {
 	kinds := c.dialect.Kinds()
 	if kind != "" {
 		kinds = []string{kind}
@@ -93,7 +95,7 @@ func (c *Cluster) List(ctx context.Context, kind, selector string) ([]*Package, 
 	if c.shared != nil {
 		return c.sharedList(kinds, selector)
 	}
-	var out []*Package
+	var out []*installed.Package
 	for _, k := range kinds {
 		rc, err := c.client(k)
 		if err != nil {
@@ -111,7 +113,7 @@ func (c *Cluster) List(ctx context.Context, kind, selector string) ([]*Package, 
 }
 
 // Get reads one package.
-func (c *Cluster) Get(ctx context.Context, kind, name string) (*Package, error) {
+func (c *Cluster) Get(ctx context.Context, kind, name string) (*installed.Package, error) {
 	rc, err := c.client(kind)
 	if err != nil {
 		return nil, err
@@ -125,8 +127,8 @@ func (c *Cluster) Get(ctx context.Context, kind, name string) (*Package, error) 
 
 // Find reads the package called name, whatever its kind; a name that
 // several kinds use is ambiguous.
-func (c *Cluster) Find(ctx context.Context, name string) (*Package, error) {
-	var found []*Package
+func (c *Cluster) Find(ctx context.Context, name string) (*installed.Package, error) {
+	var found []*installed.Package
 	for _, k := range c.dialect.Kinds() {
 		p, err := c.Get(ctx, k, name)
 		if apierrors.IsNotFound(err) {
@@ -145,13 +147,13 @@ func (c *Cluster) Find(ctx context.Context, name string) (*Package, error) {
 	}
 	var kinds []string
 	for _, p := range found {
-		kinds = append(kinds, KindName(p.Kind, name))
+		kinds = append(kinds, installed.KindName(p.Kind, name))
 	}
 	return nil, fmt.Errorf("%q names several packages (%s): name the kind, e.g. %s", name, strings.Join(kinds, ", "), kinds[0])
 }
 
 // Create creates a package object; dryRun is "" or "All" (server-side).
-func (c *Cluster) Create(ctx context.Context, u *unstructured.Unstructured, dryRun bool) (*Package, error) {
+func (c *Cluster) Create(ctx context.Context, u *unstructured.Unstructured, dryRun bool) (*installed.Package, error) {
 	rc, err := c.client(u.GetKind())
 	if err != nil {
 		return nil, err
@@ -171,7 +173,7 @@ func (c *Cluster) Create(ctx context.Context, u *unstructured.Unstructured, dryR
 const FieldManager = "kubectl-xpkg"
 
 // Revisions lists a package's revisions, newest first.
-func (c *Cluster) Revisions(ctx context.Context, p *Package) ([]*Revision, error) {
+func (c *Cluster) Revisions(ctx context.Context, p *installed.Package) ([]*installed.Revision, error) {
 	kind := c.dialect.RevisionKind(p.Kind)
 	if kind == "" {
 		return nil, nil
@@ -187,7 +189,7 @@ func (c *Cluster) Revisions(ctx context.Context, p *Package) ([]*Revision, error
 	if err != nil {
 		return nil, fmt.Errorf("list revisions of %s: %w", p.KindName(), err)
 	}
-	out := make([]*Revision, 0, len(l.Items))
+	out := make([]*installed.Revision, 0, len(l.Items))
 	for i := range l.Items {
 		out = append(out, c.dialect.ReadRevision(&l.Items[i]))
 	}
@@ -195,7 +197,7 @@ func (c *Cluster) Revisions(ctx context.Context, p *Package) ([]*Revision, error
 }
 
 // Lock reads the dependency Lock; a generation without one has none.
-func (c *Cluster) Lock(ctx context.Context) ([]LockPackage, error) {
+func (c *Cluster) Lock(ctx context.Context) ([]installed.LockPackage, error) {
 	lock, _, err := c.LockState(ctx)
 	return lock, err
 }
@@ -208,7 +210,7 @@ func (c *Cluster) Lock(ctx context.Context) ([]LockPackage, error) {
 // what was planned: read again, the delete is sent again with the new
 // resourceVersion, while the object, its spec (generation) and its
 // reference are those read.
-func (c *Cluster) DeleteExactly(ctx context.Context, p *Package, dryRun bool) error {
+func (c *Cluster) DeleteExactly(ctx context.Context, p *installed.Package, dryRun bool) error {
 	rc, err := c.client(p.Kind)
 	if err != nil {
 		return err
@@ -259,7 +261,7 @@ func (c *Cluster) KindName(ctx context.Context, arg string) (kind, name string, 
 }
 
 // Lookup reads the package an argument names (see KindName).
-func (c *Cluster) Lookup(ctx context.Context, arg string) (*Package, error) {
+func (c *Cluster) Lookup(ctx context.Context, arg string) (*installed.Package, error) {
 	if !strings.Contains(arg, "/") {
 		return c.Find(ctx, arg)
 	}

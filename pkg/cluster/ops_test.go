@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 // TestSetPackageNeverTakesACancelledPatchForSuccess: a PATCH that ends
@@ -146,7 +148,7 @@ func TestSetPackageBesideAnotherWriter(t *testing.T) {
 // the record, so that uninstall --with-dependencies still removes it.
 func TestSetPackageKeepsTheRecordOfADependency(t *testing.T) {
 	gvr := schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: "providers"}
-	for name, manager := range map[string]string{"dependency": PackageManagerFieldManager, "explicit": "kubectl"} {
+	for name, manager := range map[string]string{"dependency": installed.PackageManagerFieldManager, "explicit": "kubectl"} {
 		t.Run(name, func(t *testing.T) {
 			prov := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "pkg.crossplane.io/v1", "kind": "Provider",
 				"metadata": map[string]any{"name": "p"}, "spec": map[string]any{"package": "r.example.org/p:v1"}}}
@@ -166,8 +168,8 @@ func TestSetPackageKeepsTheRecordOfADependency(t *testing.T) {
 			// What the API server does: the reference is now this plugin's.
 			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationUpdate,
 				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:package":{}}}`)}}})
-			want := map[string]Origin{"dependency": OriginDependency, "explicit": OriginExplicit}[name]
-			if got, _ := PackageOrigin(u); got != want {
+			want := map[string]installed.Origin{"dependency": installed.OriginDependency, "explicit": installed.OriginExplicit}[name]
+			if got, _ := installed.PackageOrigin(u); got != want {
 				t.Errorf("after the change: origin %v, want %v (annotations %v)", got, want, u.GetAnnotations())
 			}
 		})

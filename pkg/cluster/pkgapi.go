@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
@@ -59,15 +60,17 @@ func (d *pkgDialect) RevisionKind(kind string) string { return kind + "Revision"
 
 // RevisionList selects a package's revisions by the label the package
 // manager puts on them.
-func (d *pkgDialect) RevisionList(p *Package) metav1.ListOptions {
+func (d *pkgDialect) RevisionList(p *installed.Package) metav1.ListOptions {
 	return metav1.ListOptions{LabelSelector: d.api.Group + labelPackageSuffix + "=" + p.Name}
 }
 
-func (d *pkgDialect) IsRevisionOf(p *Package, rev *unstructured.Unstructured) bool {
+func (d *pkgDialect) IsRevisionOf(p *installed.Package, rev *unstructured.Unstructured) bool {
 	return rev.GetLabels()[d.api.Group+labelPackageSuffix] == p.Name
 }
 
-func (d *pkgDialect) Readiness(p *Package) Readiness { return PackageReadiness(p) }
+func (d *pkgDialect) Readiness(p *installed.Package) installed.Readiness {
+	return installed.PackageReadiness(p)
+}
 
 // Build sets only what the user asked for: the API server defaults the
 // rest, and some defaults differ from a zero value (revisionHistoryLimit: 0
@@ -128,10 +131,10 @@ func setMap(m map[string]any, key string, v map[string]string) {
 	m[key] = out
 }
 
-func (d *pkgDialect) Read(u *unstructured.Unstructured) *Package {
-	p := &Package{
+func (d *pkgDialect) Read(u *unstructured.Unstructured) *installed.Package {
+	p := &installed.Package{
 		Kind: u.GetKind(), Name: u.GetName(), Generation: u.GetGeneration(),
-		Created: u.GetCreationTimestamp().Time, Conditions: conditions(u), Object: u,
+		Created: u.GetCreationTimestamp().Time, Conditions: installed.ReadConditions(u), Object: u,
 	}
 	p.Source, _, _ = unstructured.NestedString(u.Object, "spec", "package")
 	p.Version = cmp.Or(reference.Tag(p.Source), reference.Version(p.Source))
@@ -153,15 +156,15 @@ func (d *pkgDialect) Read(u *unstructured.Unstructured) *Package {
 	return p
 }
 
-func (d *pkgDialect) ReadRevision(u *unstructured.Unstructured) *Revision {
-	r := &Revision{Kind: u.GetKind(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time, Conditions: conditions(u), Object: u}
+func (d *pkgDialect) ReadRevision(u *unstructured.Unstructured) *installed.Revision {
+	r := &installed.Revision{Kind: u.GetKind(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time, Conditions: installed.ReadConditions(u), Object: u}
 	r.Image, _, _ = unstructured.NestedString(u.Object, "spec", "image")
 	r.Revision, _, _ = unstructured.NestedInt64(u.Object, "spec", "revision")
 	r.DesiredState, _, _ = unstructured.NestedString(u.Object, "spec", "desiredState")
 	refs, _, _ := unstructured.NestedSlice(u.Object, "status", "objectRefs")
 	for _, ref := range refs {
 		m, _ := ref.(map[string]any)
-		o := ObjectRef{}
+		o := installed.ObjectRef{}
 		o.APIVersion, _ = m["apiVersion"].(string)
 		o.Kind, _ = m["kind"].(string)
 		o.Name, _ = m["name"].(string)
@@ -182,12 +185,12 @@ func (d *pkgDialect) LockResource() (schema.GroupVersionResource, string, bool) 
 // ReadLock reads the Lock's packages. Crossplane v1 names dependencies'
 // kinds in "type" (Provider, Configuration, Function); v2 adds apiVersion and
 // kind: both are kept.
-func (d *pkgDialect) ReadLock(u *unstructured.Unstructured) []LockPackage {
+func (d *pkgDialect) ReadLock(u *unstructured.Unstructured) []installed.LockPackage {
 	raw, _, _ := unstructured.NestedSlice(u.Object, "packages")
-	var out []LockPackage
+	var out []installed.LockPackage
 	for _, r := range raw {
 		m, _ := r.(map[string]any)
-		lp := LockPackage{}
+		lp := installed.LockPackage{}
 		lp.Name, _ = m["name"].(string)
 		lp.Type, _ = m["type"].(string)
 		lp.Kind, _ = m["kind"].(string)
@@ -196,7 +199,7 @@ func (d *pkgDialect) ReadLock(u *unstructured.Unstructured) []LockPackage {
 		deps, _ := m["dependencies"].([]any)
 		for _, dep := range deps {
 			dm, _ := dep.(map[string]any)
-			ld := LockDependency{}
+			ld := installed.LockDependency{}
 			ld.Package, _ = dm["package"].(string)
 			ld.Constraints, _ = dm["constraints"].(string)
 			ld.Type, _ = dm["type"].(string)
@@ -205,6 +208,6 @@ func (d *pkgDialect) ReadLock(u *unstructured.Unstructured) []LockPackage {
 		}
 		out = append(out, lp)
 	}
-	slices.SortFunc(out, func(a, b LockPackage) int { return strings.Compare(a.Source, b.Source) })
+	slices.SortFunc(out, func(a, b installed.LockPackage) int { return strings.Compare(a.Source, b.Source) })
 	return out
 }

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 // SetPackage points a package at ref, provided it still points where p
@@ -26,7 +28,7 @@ import (
 // in a hot loop) neither conflicts nor is lost. A failed test means the
 // object changed: read again, a changed reference, spec or object stops
 // the change with a ChangedError, since the plan was made for what it was.
-func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun bool) (*Package, error) {
+func (c *Cluster) SetPackage(ctx context.Context, p *installed.Package, ref string, dryRun bool) (*installed.Package, error) {
 	rc, err := c.client(p.Kind)
 	if err != nil {
 		return nil, err
@@ -60,8 +62,8 @@ func (c *Cluster) SetPackage(ctx context.Context, p *Package, ref string, dryRun
 		// change makes this plugin the field manager of its reference. A
 		// merge patch of its own, which no other writer's annotations
 		// conflict with; a true record even if the change then stops.
-		if origin, _ := PackageOrigin(u); origin == OriginDependency && u.GetAnnotations()[InstalledByAnnotation] == "" {
-			mark, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{InstalledByAnnotation: PackageManagerFieldManager}}})
+		if origin, _ := installed.PackageOrigin(u); origin == installed.OriginDependency && u.GetAnnotations()[installed.InstalledByAnnotation] == "" {
+			mark, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{installed.InstalledByAnnotation: installed.PackageManagerFieldManager}}})
 			if _, err := rc.Patch(ctx, p.Name, types.MergePatchType, mark, opts); err != nil {
 				return err
 			}
@@ -170,7 +172,7 @@ func retryOnConflict(ctx context.Context, b wait.Backoff, fn func() error) error
 }
 
 // Activate sets a revision's desired state to Active.
-func (c *Cluster) Activate(ctx context.Context, r *Revision) error {
+func (c *Cluster) Activate(ctx context.Context, r *installed.Revision) error {
 	rc, err := c.client(r.Kind)
 	if err != nil {
 		return err

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 // Share answers the reads of a run of many steps from one watch, kept
@@ -44,18 +46,18 @@ func (c *Cluster) Share(ctx context.Context) (stop func(), err error) {
 const shareWithin = time.Minute
 
 // sharedList is List from the shared watch.
-func (c *Cluster) sharedList(kinds []string, selector string) ([]*Package, error) {
+func (c *Cluster) sharedList(kinds []string, selector string) ([]*installed.Package, error) {
 	sel, err := labels.Parse(selector)
 	if err != nil {
 		return nil, fmt.Errorf("label selector %q: %w", selector, err)
 	}
-	var out []*Package
+	var out []*installed.Package
 	for _, k := range kinds {
 		objs := c.shared.list(k)
 		slices.SortFunc(objs, byName) // as a LIST returns them
 		for _, u := range objs {
 			if c.inScope(k, u) && sel.Matches(labels.Set(u.GetLabels())) {
-				out = append(out, c.shared.memo(u, func() any { return c.dialect.Read(u) }).(*Package))
+				out = append(out, c.shared.memo(u, func() any { return c.dialect.Read(u) }).(*installed.Package))
 			}
 		}
 	}
@@ -63,11 +65,11 @@ func (c *Cluster) sharedList(kinds []string, selector string) ([]*Package, error
 }
 
 // sharedRevisions is Revisions from the shared watch.
-func (c *Cluster) sharedRevisions(kind string, p *Package) []*Revision {
-	var out []*Revision
+func (c *Cluster) sharedRevisions(kind string, p *installed.Package) []*installed.Revision {
+	var out []*installed.Revision
 	for _, u := range c.shared.list(kind) {
 		if c.inScope(kind, u) && c.dialect.IsRevisionOf(p, u) {
-			out = append(out, c.shared.memo(u, func() any { return c.dialect.ReadRevision(u) }).(*Revision))
+			out = append(out, c.shared.memo(u, func() any { return c.dialect.ReadRevision(u) }).(*installed.Revision))
 		}
 	}
 	return newestFirst(out)
@@ -127,8 +129,8 @@ func byName(a, b *unstructured.Unstructured) int {
 }
 
 // newestFirst sorts revisions by revision number, newest first.
-func newestFirst(revs []*Revision) []*Revision {
-	slices.SortFunc(revs, func(a, b *Revision) int { return int(b.Revision - a.Revision) })
+func newestFirst(revs []*installed.Revision) []*installed.Revision {
+	slices.SortFunc(revs, func(a, b *installed.Revision) int { return int(b.Revision - a.Revision) })
 	return revs
 }
 

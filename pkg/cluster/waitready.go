@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 func everything() labels.Selector { return labels.Everything() }
@@ -26,7 +28,7 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time
 	defer cancel()
 	w := c.newWatcher()
 	pr := &progress{out: out, start: time.Now()}
-	what := KindName(kind, name)
+	what := installed.KindName(kind, name)
 	var pending []string
 	seen := w.caughtUp(ctx, kind, name)
 	err := w.run(ctx, func() (bool, error) {
@@ -46,14 +48,14 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time
 		revs := c.reportRevisions(w, p, pr)
 		r := c.dialect.Readiness(p)
 		if r.Terminal != nil {
-			return true, fmt.Errorf("%s failed: %s", what, describeCondition(r.Terminal))
+			return true, fmt.Errorf("%s failed: %s", what, installed.DescribeCondition(r.Terminal))
 		}
-		for _, t := range []string{TypeInstalled, TypeHealthy} {
-			if cnd := p.Condition(t); current(p, cnd) {
-				pr.say("%s: %s", what, describeCondition(cnd))
+		for _, t := range []string{installed.TypeInstalled, installed.TypeHealthy} {
+			if cnd := p.Condition(t); installed.IsCurrent(p, cnd) {
+				pr.say("%s: %s", what, installed.DescribeCondition(cnd))
 			}
 		}
-		if err := inactiveByHand(p, revs); err != nil {
+		if err := installed.InactiveByHand(p, revs); err != nil {
 			return true, err
 		}
 		// An unresolved Lock holds back every package's dependencies,
@@ -61,20 +63,20 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time
 		// it is stuck.
 		lock := c.lockCondition(w)
 		if lock != nil {
-			pr.say("%s", LockWarning(lock))
-			if !r.Ready && lockStuck(lock) && reportsLock(p) {
-				return true, fmt.Errorf("%s cannot become healthy: %s", what, LockWarning(lock))
+			pr.say("%s", installed.LockWarning(lock))
+			if !r.Ready && installed.LockStuck(lock) && installed.ReportsLock(p) {
+				return true, fmt.Errorf("%s cannot become healthy: %s", what, installed.LockWarning(lock))
 			}
 		}
 		pending = r.Pending
 		if r.Ready {
 			if p.AwaitsActivation() {
-				pr.say("%s", AwaitingActivationNote(what))
+				pr.say("%s", installed.AwaitingActivationNote(what))
 			}
 			pending = c.dependenciesPending(w, p, pr)
 		}
 		if lock != nil && len(pending) > 0 {
-			pending = append(pending, LockWarning(lock))
+			pending = append(pending, installed.LockWarning(lock))
 		}
 		return len(pending) == 0, nil
 	})
@@ -83,12 +85,12 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time
 
 // reportRevisions prints the revisions of p as they appear, and returns
 // them.
-func (c *Cluster) reportRevisions(w *watcher, p *Package, pr *progress) []*Revision {
+func (c *Cluster) reportRevisions(w *watcher, p *installed.Package, pr *progress) []*installed.Revision {
 	rk := c.dialect.RevisionKind(p.Kind)
 	if rk == "" {
 		return nil
 	}
-	var revs []*Revision
+	var revs []*installed.Revision
 	for _, u := range w.list(rk) {
 		if !c.dialect.IsRevisionOf(p, u) {
 			continue
@@ -102,7 +104,7 @@ func (c *Cluster) reportRevisions(w *watcher, p *Package, pr *progress) []*Revis
 
 // revision reports a revision the first time it is seen (created, if that
 // happened during the wait) and again when its desired state changes.
-func (pr *progress) revision(who string, r *Revision) {
+func (pr *progress) revision(who string, r *installed.Revision) {
 	if pr.revisions == nil {
 		pr.revisions = map[string]string{}
 	}
@@ -121,7 +123,7 @@ func (pr *progress) revision(who string, r *Revision) {
 
 // dependenciesPending lists the dependencies of p's current revision that
 // are not yet installed and healthy, printing each one's progress.
-func (c *Cluster) dependenciesPending(w *watcher, p *Package, pr *progress) []string {
+func (c *Cluster) dependenciesPending(w *watcher, p *installed.Package, pr *progress) []string {
 	if _, _, ok := c.dialect.LockResource(); !ok {
 		return nil
 	}
@@ -130,7 +132,7 @@ func (c *Cluster) dependenciesPending(w *watcher, p *Package, pr *progress) []st
 		return []string{"the Lock does not list " + p.Name + " yet"}
 	}
 	lock := c.dialect.ReadLock(lockObj)
-	entry, ok := LockEntry(lock, p)
+	entry, ok := installed.LockEntry(lock, p)
 	if !ok {
 		return []string{"the Lock does not list revision " + p.CurrentRevision + " yet"}
 	}
@@ -170,18 +172,18 @@ func (c *Cluster) watchedLock(w *watcher) *unstructured.Unstructured {
 
 // lockCondition is the watched Lock's Resolved condition when it is not
 // resolved.
-func (c *Cluster) lockCondition(w *watcher) *Condition {
+func (c *Cluster) lockCondition(w *watcher) *installed.Condition {
 	if u := c.watchedLock(w); u != nil {
-		return LockUnresolved(u)
+		return installed.LockUnresolved(u)
 	}
 	return nil
 }
 
-func (c *Cluster) findBySource(w *watcher, repo string) *Package {
+func (c *Cluster) findBySource(w *watcher, repo string) *installed.Package {
 	for _, k := range c.dialect.Kinds() {
 		for _, u := range w.list(k) {
 			p := c.dialect.Read(u)
-			if sameRepo(p.Source, repo) {
+			if installed.SameRepo(p.Source, repo) {
 				return p
 			}
 		}
@@ -190,7 +192,7 @@ func (c *Cluster) findBySource(w *watcher, repo string) *Package {
 }
 
 // WaitDeleted watches until the package and all its revisions are gone.
-func (c *Cluster) WaitDeleted(ctx context.Context, p *Package, d time.Duration, out io.Writer) error {
+func (c *Cluster) WaitDeleted(ctx context.Context, p *installed.Package, d time.Duration, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	w := c.newWatcher()
@@ -215,7 +217,7 @@ func (c *Cluster) WaitDeleted(ctx context.Context, p *Package, d time.Duration, 
 			if lu, err := w.factory.ForResource(gvr).Lister().Get(name); err == nil {
 				if u, ok := lu.(*unstructured.Unstructured); ok {
 					for _, lp := range c.dialect.ReadLock(u) {
-						if sameRepo(lp.Source, p.Source) {
+						if installed.SameRepo(lp.Source, p.Source) {
 							pending = append(pending, "the Lock still lists "+lp.Name)
 						}
 					}
@@ -245,12 +247,12 @@ func orDash(s string) string {
 
 // WaitRevision watches until the package has a revision of image, and
 // returns it.
-func (c *Cluster) WaitRevision(ctx context.Context, p *Package, image string, d time.Duration) (*Revision, error) {
+func (c *Cluster) WaitRevision(ctx context.Context, p *installed.Package, image string, d time.Duration) (*installed.Revision, error) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	w := c.newWatcher()
 	rk := c.dialect.RevisionKind(p.Kind)
-	var found *Revision
+	var found *installed.Revision
 	err := w.run(ctx, func() (bool, error) {
 		for _, u := range w.list(rk) {
 			if r := c.dialect.ReadRevision(u); c.dialect.IsRevisionOf(p, u) && r.Image == image {

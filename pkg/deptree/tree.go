@@ -8,10 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
-
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
 // Node is a package in the dependency tree.
@@ -31,8 +30,8 @@ type Node struct {
 // Build makes the dependency tree from the Lock, with each node's health
 // from the installed packages. Roots are the packages nothing depends on,
 // or the one named root.
-func Build(lock []cluster.LockPackage, pkgs []*cluster.Package, root string) ([]*Node, error) {
-	bySource := map[string]cluster.LockPackage{}
+func Build(lock []installed.LockPackage, pkgs []*installed.Package, root string) ([]*Node, error) {
+	bySource := map[string]installed.LockPackage{}
 	needed := map[string]bool{}
 	for _, lp := range lock {
 		bySource[reference.Repository(lp.Source)] = lp
@@ -58,21 +57,21 @@ func Build(lock []cluster.LockPackage, pkgs []*cluster.Package, root string) ([]
 	return out, nil
 }
 
-func node(repo, constraint string, lock map[string]cluster.LockPackage, pkgs []*cluster.Package, path map[string]bool) *Node {
+func node(repo, constraint string, lock map[string]installed.LockPackage, pkgs []*installed.Package, path map[string]bool) *Node {
 	n := &Node{Source: repo, Constraint: constraint, Installed: "Unknown", Healthy: "Unknown"}
 	if lp, ok := lock[repo]; ok {
 		n.Version = lp.Version
 	}
-	if i := slices.IndexFunc(pkgs, func(p *cluster.Package) bool { return reference.Repository(p.Source) == repo }); i >= 0 {
+	if i := slices.IndexFunc(pkgs, func(p *installed.Package) bool { return reference.Repository(p.Source) == repo }); i >= 0 {
 		p := pkgs[i]
 		n.Kind, n.Name = p.Kind, p.Name
 		if n.Version == "" {
 			n.Version = p.Version
 		}
-		if c := p.Condition(cluster.TypeInstalled); c != nil {
+		if c := p.Condition(installed.TypeInstalled); c != nil {
 			n.Installed = c.Status
 		}
-		if c := p.Condition(cluster.TypeHealthy); c != nil {
+		if c := p.Condition(installed.TypeHealthy); c != nil {
 			n.Healthy = c.Status
 		}
 	} else {
@@ -114,7 +113,7 @@ func writeChildren(w io.Writer, nodes []*Node, prefix string) {
 func (n *Node) label() string {
 	var b strings.Builder
 	if n.Name != "" {
-		fmt.Fprintf(&b, "%s ", cluster.KindName(n.Kind, n.Name))
+		fmt.Fprintf(&b, "%s ", installed.KindName(n.Kind, n.Name))
 	}
 	b.WriteString(n.Source)
 	if n.Version != "" {

@@ -4,17 +4,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 func TestTree(t *testing.T) {
-	healthy := []cluster.Condition{{Type: cluster.TypeInstalled, Status: "True"}, {Type: cluster.TypeHealthy, Status: "True"}}
-	pkgs := []*cluster.Package{
+	healthy := []installed.Condition{{Type: installed.TypeInstalled, Status: "True"}, {Type: installed.TypeHealthy, Status: "True"}}
+	pkgs := []*installed.Package{
 		{Kind: "Configuration", Name: "net", Source: "r.io/org/configuration-network:v1", Conditions: healthy},
 		{Kind: "Provider", Name: "aws", Source: "r.io/org/provider-aws:v2", Conditions: healthy},
 	}
-	lock := []cluster.LockPackage{
-		{Source: "r.io/org/configuration-network", Version: "v1", Dependencies: []cluster.LockDependency{
+	lock := []installed.LockPackage{
+		{Source: "r.io/org/configuration-network", Version: "v1", Dependencies: []installed.LockDependency{
 			{Package: "r.io/org/provider-aws", Constraints: ">=v1"}, {Package: "r.io/org/function-missing", Constraints: ">=v0.1"}}},
 		{Source: "r.io/org/provider-aws", Version: "v2"},
 	}

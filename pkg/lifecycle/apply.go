@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 // ApplyOptions say how a planned change is carried out.
@@ -61,7 +62,7 @@ const DefaultRollbackBudget = 2 * time.Minute
 // puts the previous reference back. An interruption is a failure too: the
 // rollback goes on past it, within its own budget (kubectl's interrupt
 // handler ends the process at a second signal).
-func (c *Change) Apply(ctx context.Context, in *Installed, target string, o ApplyOptions) (*cluster.Package, error) {
+func (c *Change) Apply(ctx context.Context, in *Installed, target string, o ApplyOptions) (*installed.Package, error) {
 	pkg := in.Package
 	updated, err := c.Cluster.SetPackage(ctx, pkg, target, o.DryRun)
 	var unanswered *cluster.UnansweredError
@@ -86,7 +87,7 @@ func (c *Change) Apply(ctx context.Context, in *Installed, target string, o Appl
 // seen to have landed; left when another writer points the package
 // elsewhere; and when it has not landed once the budget is spent, the
 // error says where the package points.
-func (c *Change) followUnanswered(ctx context.Context, pkg *cluster.Package, target string, cause error, o ApplyOptions) (*cluster.Package, error) {
+func (c *Change) followUnanswered(ctx context.Context, pkg *installed.Package, target string, cause error, o ApplyOptions) (*installed.Package, error) {
 	budget := cmp.Or(o.RollbackBudget, max(o.Wait, DefaultRollbackBudget))
 	fmt.Fprintf(o.Progress, "%s: %v\n%s: following it for up to %s, to roll it back if it lands\n", pkg.KindName(), cause, pkg.KindName(), cluster.Round(budget))
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
@@ -115,7 +116,7 @@ func (c *Change) followUnanswered(ctx context.Context, pkg *cluster.Package, tar
 // it was (pkg) and waits for it: the PATCH is sent again, backing off,
 // while the API server fails it, until the budget is spent, but not when
 // another writer has moved the package since, which is theirs.
-func (c *Change) rollBack(ctx context.Context, pkg, updated *cluster.Package, target string, cause error, o ApplyOptions) (*cluster.Package, error) {
+func (c *Change) rollBack(ctx context.Context, pkg, updated *installed.Package, target string, cause error, o ApplyOptions) (*installed.Package, error) {
 	why := "failed"
 	if ctx.Err() != nil {
 		why = "was interrupted"
@@ -173,7 +174,7 @@ func deadlineOf(ctx context.Context) time.Time {
 // Activated activates the revision of the package's present reference
 // (under Manual activation) and waits as asked: for a package installed
 // with manual activation, nothing else needs changing.
-func (c *Change) Activated(ctx context.Context, p *cluster.Package, o ApplyOptions) error {
+func (c *Change) Activated(ctx context.Context, p *installed.Package, o ApplyOptions) error {
 	if p.ActivationPolicy != "Manual" {
 		fmt.Fprintf(o.Progress, "%s activates its revisions automatically: nothing to activate\n", p.KindName())
 	}
@@ -182,7 +183,7 @@ func (c *Change) Activated(ctx context.Context, p *cluster.Package, o ApplyOptio
 
 // settle activates (under Manual activation, when asked) and waits; after
 // a rollback, for the definitions to be rewritten too.
-func (c *Change) settle(ctx context.Context, p *cluster.Package, activate bool, o ApplyOptions, rolledBack bool) error {
+func (c *Change) settle(ctx context.Context, p *installed.Package, activate bool, o ApplyOptions, rolledBack bool) error {
 	start := time.Now()
 	if p.ActivationPolicy == "Manual" && activate {
 		rev, err := c.Cluster.WaitRevision(ctx, p, p.Source, max(o.Wait, time.Minute))
@@ -206,13 +207,13 @@ func (c *Change) settle(ctx context.Context, p *cluster.Package, activate bool, 
 // Crossplane can report Healthy before a runtime it has just changed
 // catches up, and take it back a moment later: readiness counts once it
 // still holds after HoldReady.
-func WaitInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, d time.Duration, since time.Time, out io.Writer) error {
+func WaitInstalled(ctx context.Context, c *cluster.Cluster, p *installed.Package, d time.Duration, since time.Time, out io.Writer) error {
 	return waitInstalled(ctx, c, p, d, since, false, out)
 }
 
 // waitInstalled is WaitInstalled; after a rollback the definitions are
 // waited for with WaitReestablished.
-func waitInstalled(ctx context.Context, c *cluster.Cluster, p *cluster.Package, d time.Duration, since time.Time, rolledBack bool, out io.Writer) error {
+func waitInstalled(ctx context.Context, c *cluster.Cluster, p *installed.Package, d time.Duration, since time.Time, rolledBack bool, out io.Writer) error {
 	established := c.WaitEstablished
 	if rolledBack {
 		established = c.WaitReestablished

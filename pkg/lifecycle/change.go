@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/compare"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
@@ -146,7 +147,7 @@ func (c *Change) planLock(ctx context.Context, p *Plan, in *Installed, meta *xpk
 	pinned := reference.Digest(target) != ""
 	if _, err := semver.NewVersion(version); err == nil {
 		p.add(dependentFindings(lock, pkgs, repo, version)...)
-	} else if deps := cluster.Dependents(lock, repo); len(deps) > 0 && !pinned {
+	} else if deps := installed.Dependents(lock, repo); len(deps) > 0 && !pinned {
 		p.add(Finding{Rule: RuleDependentConstraint, Severity: Warning, Object: p.Package,
 			Message: fmt.Sprintf("%s is no semantic version, so the constraints of the %d packages that depend on %s cannot be checked against it", version, len(deps), p.Package)})
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -137,7 +138,7 @@ func readKind(p *source.Package, limits xpkg.Limits) (string, error) {
 // Create creates the object; installed is set when the same package is
 // installed under the name already (nothing was created). Another package
 // under the name is an error.
-func (i *Install) Create(ctx context.Context, spec cluster.InstallSpec, u *unstructured.Unstructured, dryRun bool) (p *cluster.Package, installed bool, err error) {
+func (i *Install) Create(ctx context.Context, spec cluster.InstallSpec, u *unstructured.Unstructured, dryRun bool) (p *installed.Package, installed bool, err error) {
 	i.warnCustomName(ctx, spec)
 	if p, err := i.existing(ctx, spec); p != nil || err != nil {
 		return p, p != nil, err
@@ -156,12 +157,12 @@ func (i *Install) Create(ctx context.Context, spec cluster.InstallSpec, u *unstr
 }
 
 func specName(s cluster.InstallSpec) string {
-	return cluster.KindName(s.Kind, s.Name)
+	return installed.KindName(s.Kind, s.Name)
 }
 
 // existing is the same package installed under the name (nil when there
 // is none); another package there is an error.
-func (i *Install) existing(ctx context.Context, spec cluster.InstallSpec) (*cluster.Package, error) {
+func (i *Install) existing(ctx context.Context, spec cluster.InstallSpec) (*installed.Package, error) {
 	p, err := i.Cluster.Get(ctx, spec.Kind, spec.Name)
 	switch {
 	case apierrors.IsNotFound(err):
@@ -186,7 +187,7 @@ func (i *Install) warnCustomName(ctx context.Context, spec cluster.InstallSpec) 
 	if err != nil {
 		return
 	}
-	if deps := cluster.Dependents(lock, ref.Context().Name()); len(deps) > 0 {
+	if deps := installed.Dependents(lock, ref.Context().Name()); len(deps) > 0 {
 		fmt.Fprintf(i.Progress, "Warning: %s depends on %s; Crossplane names its dependencies %q, so under the name %q it will install a duplicate on the next upgrade\n",
 			deps[0].Name, ref.Context().Name(), reference.DefaultName(ref), spec.Name)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
@@ -16,9 +16,9 @@ import (
 
 // Installed is an installed package with what reading its images takes.
 type Installed struct {
-	Package *cluster.Package
+	Package *installed.Package
 	// Revisions are the package's revisions, newest first.
-	Revisions []*cluster.Revision
+	Revisions []*installed.Revision
 	// Image is the running revision's image, else the current
 	// revision's, else the package's reference.
 	Image string
@@ -28,7 +28,7 @@ type Installed struct {
 
 // ReadInstalled finds the package's revisions and its current revision's
 // image; reg reads its images.
-func ReadInstalled(ctx context.Context, reg *Registry, p *cluster.Package) (*Installed, error) {
+func ReadInstalled(ctx context.Context, reg *Registry, p *installed.Package) (*Installed, error) {
 	in := &Installed{Package: p, Image: p.Source, Registry: reg}
 	revs, err := reg.Cluster.Revisions(ctx, p)
 	if err != nil {
@@ -45,7 +45,7 @@ func ReadInstalled(ctx context.Context, reg *Registry, p *cluster.Package) (*Ins
 // activation the package manager makes a new, inactive revision current
 // (status.currentRevision) while the active one still runs, and a package
 // whose first revision was never activated runs nothing.
-func (in *Installed) Running() *cluster.Revision {
+func (in *Installed) Running() *installed.Revision {
 	for _, r := range in.Revisions {
 		if r.DesiredState == "Active" {
 			return r
@@ -61,7 +61,7 @@ func (in *Installed) Read(ctx context.Context, ref string) (string, source.Optio
 }
 
 // Current is the package's current revision, or nil.
-func (in *Installed) Current() *cluster.Revision {
+func (in *Installed) Current() *installed.Revision {
 	for _, r := range in.Revisions {
 		if r.Name == in.Package.CurrentRevision {
 			return r
@@ -109,7 +109,7 @@ func (in *Installed) Target(ctx context.Context, version string, pre bool) (stri
 }
 
 // pullSecrets are the package's spec.packagePullSecrets names.
-func pullSecrets(p *cluster.Package) []string {
+func pullSecrets(p *installed.Package) []string {
 	refs, _, _ := unstructured.NestedSlice(p.Object.Object, "spec", "packagePullSecrets")
 	var out []string
 	for _, r := range refs {

@@ -14,6 +14,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 // listKinds are the resources the fake cluster serves.
@@ -125,7 +126,7 @@ func storedCluster(t *testing.T, widgets int) *cluster.Cluster {
 func storedClusterDyn(t *testing.T, widgets int) (*cluster.Cluster, *dynamicfake.FakeDynamicClient) {
 	mrd := map[string]any{"apiVersion": "apiextensions.crossplane.io/v1alpha1", "kind": "ManagedResourceDefinition", "name": "widgets.stored.example.org"}
 	objs := []*unstructured.Unstructured{
-		madeBy(cluster.PackageManagerFieldManager, provider("provider-stored", provRepo+":v1.1.0", "provider-stored-bbb")),
+		madeBy(installed.PackageManagerFieldManager, provider("provider-stored", provRepo+":v1.1.0", "provider-stored-bbb")),
 		revision("provider-stored", "provider-stored-aaa", provRepo+":v1.0.0", 1, "Inactive", mrd),
 		revision("provider-stored", "provider-stored-bbb", provRepo+":v1.1.0", 2, "Active", mrd),
 		obj("pkg.crossplane.io/v1", "Configuration", "configuration-stored", map[string]any{"spec": map[string]any{"package": cfgRepo + ":v1.0.0"}}),
@@ -200,7 +201,7 @@ func TestUninstallWithDependencies(t *testing.T) {
 	// A dry run (the fake deletes anyway) needs no wait between the two.
 	var deleted []string
 	err = u.Run(context.Background(), up, UninstallOptions{DryRun: true, Progress: &strings.Builder{},
-		Deleted: func(p *cluster.Package) { deleted = append(deleted, p.KindName()) }})
+		Deleted: func(p *installed.Package) { deleted = append(deleted, p.KindName()) }})
 	if err != nil || strings.Join(deleted, ",") != "configuration/configuration-stored,provider/provider-stored" {
 		t.Errorf("deleted %v, %v", deleted, err)
 	}
@@ -244,7 +245,7 @@ func TestUninstallWithDependenciesKeepsExplicitOnes(t *testing.T) {
 			}
 			var deleted []string
 			err = u.Run(ctx, up, UninstallOptions{DryRun: true, Progress: &strings.Builder{},
-				Deleted: func(p *cluster.Package) { deleted = append(deleted, p.KindName()) }})
+				Deleted: func(p *installed.Package) { deleted = append(deleted, p.KindName()) }})
 			if err != nil || strings.Join(deleted, ",") != "configuration/configuration-stored" {
 				t.Errorf("deleted %v, %v", deleted, err)
 			}
@@ -255,7 +256,7 @@ func TestUninstallWithDependenciesKeepsExplicitOnes(t *testing.T) {
 	}
 }
 
-func installed(t *testing.T, c *cluster.Cluster, name string) *Installed {
+func installedPkg(t *testing.T, c *cluster.Cluster, name string) *Installed {
 	t.Helper()
 	p, err := c.Lookup(context.Background(), name)
 	if err != nil {
@@ -271,7 +272,7 @@ func installed(t *testing.T, c *cluster.Cluster, name string) *Installed {
 }
 
 func TestRollbackTarget(t *testing.T) {
-	in := installed(t, storedCluster(t, 0), "provider-stored")
+	in := installedPkg(t, storedCluster(t, 0), "provider-stored")
 	for _, c := range []struct{ to, want, err string }{
 		{"", provRepo + ":v1.0.0", ""},
 		{"1", provRepo + ":v1.0.0", ""},
@@ -433,7 +434,7 @@ func TestUninstallNamedExplicitDependencyTakesItsOwn(t *testing.T) {
 	objs := []*unstructured.Unstructured{
 		obj("pkg.crossplane.io/v1", "Configuration", "cfg", map[string]any{"spec": map[string]any{"package": cfgRepo + ":v1.0.0"}}),
 		madeBy("kubectl-xpkg", provider("prov", provRepo+":v1.1.0", "")),
-		madeBy(cluster.PackageManagerFieldManager, provider("leaf", leafRepo+":v1.0.0", "")),
+		madeBy(installed.PackageManagerFieldManager, provider("leaf", leafRepo+":v1.0.0", "")),
 		lock(
 			map[string]any{"name": "cfg-a", "source": cfgRepo, "version": "v1.0.0",
 				"dependencies": []any{map[string]any{"package": provRepo, "constraints": ">=v1.0.0", "type": "Provider"}}},
@@ -467,10 +468,10 @@ func TestUninstallNamedExplicitDependencyTakesItsOwn(t *testing.T) {
 // does depends on the running Crossplane, and a provider's or function's
 // activated change restarts its runtime; a configuration has none.
 func TestReleaseFindings(t *testing.T) {
-	run := &cluster.Revision{Name: "fn-0123456789ab", DesiredState: "Active"}
+	run := &installed.Revision{Name: "fn-0123456789ab", DesiredState: "Active"}
 	for _, tc := range []struct {
 		crossplane string
-		run        *cluster.Revision
+		run        *installed.Revision
 		want, not  string
 	}{
 		{"v2.4.2", run, "Crossplane deactivates its running revision fn-0123456789ab at once and function/fn runs nothing until the new revision is activated (pass --activate); on Crossplane v2.4.2, running here, any edit of its spec does the same", ""},
@@ -485,11 +486,11 @@ func TestReleaseFindings(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		kind   string
-		run    *cluster.Revision
+		run    *installed.Revision
 		manual bool
 		want   bool
 	}{{"Provider", run, false, true}, {"Function", run, false, true}, {"Configuration", run, false, false}, {"Provider", run, true, false}, {"Provider", nil, false, false}} {
-		f := runtimeRestartFinding(&cluster.Package{Kind: tc.kind, Name: "p"}, tc.run, tc.manual)
+		f := runtimeRestartFinding(&installed.Package{Kind: tc.kind, Name: "p"}, tc.run, tc.manual)
 		if (f != nil) != tc.want || f != nil && (f.Rule != RuleRuntimeRestart || !strings.Contains(f.Message, "deletes the Deployment of its running revision fn-0123456789ab")) {
 			t.Errorf("%s, manual %v: %+v", tc.kind, tc.manual, f)
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
@@ -55,7 +55,7 @@ type Item struct {
 	// then empty.
 	Error string `json:"error,omitempty"`
 
-	pkg  *cluster.Package
+	pkg  *installed.Package
 	repo string
 	// wantedTag is Wanted as a tag, when it moves the package.
 	wantedTag string
@@ -91,7 +91,7 @@ type Outdated struct {
 // kind is asked: a package's Wanted depends on where its dependencies
 // move. A repository that cannot be read leaves its rows with Error set:
 // the others still count.
-func (o *Outdated) Items(ctx context.Context, kind string) ([]*Item, []cluster.LockPackage, error) {
+func (o *Outdated) Items(ctx context.Context, kind string) ([]*Item, []installed.LockPackage, error) {
 	// Every kind, also for one: the dependents that hold a package back
 	// are named by their installed packages.
 	pkgs, err := o.Registry.Cluster.List(ctx, "", "")
@@ -128,7 +128,7 @@ func (o *Outdated) Items(ctx context.Context, kind string) ([]*Item, []cluster.L
 
 // running fills in what the package runs, from its Lock entry (the active
 // revision's name and version), else its status.
-func running(p *cluster.Package, lock []cluster.LockPackage) *Item {
+func running(p *installed.Package, lock []installed.LockPackage) *Item {
 	it := &Item{Name: p.Name, Kind: p.Kind, Package: p.Source, pkg: p, repo: reference.Repository(p.Source),
 		Current: p.Version, Revision: p.CurrentRevision}
 	if lp, ok := activeEntry(lock, p); ok {
@@ -155,14 +155,14 @@ func (it *Item) DriftKnown() bool {
 
 // activeEntry is the package's Lock entry: the Lock lists active revisions
 // only, named after their package.
-func activeEntry(lock []cluster.LockPackage, p *cluster.Package) (cluster.LockPackage, bool) {
+func activeEntry(lock []installed.LockPackage, p *installed.Package) (installed.LockPackage, bool) {
 	repo := reference.Repository(p.Source)
 	for _, lp := range lock {
 		if reference.Repository(lp.Source) == repo && strings.HasPrefix(lp.Name, p.Name+"-") {
 			return lp, true
 		}
 	}
-	return cluster.LockEntry(lock, p)
+	return installed.LockEntry(lock, p)
 }
 
 // repoRead is what one repository read found.
@@ -297,7 +297,7 @@ func readRepository(ctx context.Context, repo string, items []*Item, so source.O
 // above Current that every dependent's constraint on the package admits,
 // pre-releases counting with Pre or when the package runs one. settle
 // then checks Wanted's own dependencies.
-func (o *Outdated) decide(it *Item, lock []cluster.LockPackage, pkgs []*cluster.Package) {
+func (o *Outdated) decide(it *Item, lock []installed.LockPackage, pkgs []*installed.Package) {
 	holds := Holds(lock, pkgs, it.repo)
 	pre := o.Pre
 	if v, err := semver.NewVersion(it.Current); err == nil && v.Prerelease() != "" {
@@ -317,9 +317,9 @@ func (it *Item) settleAt(i int) {
 
 // Holds are the constraints the Lock's packages put on repo, naming each
 // dependent as kind/name.
-func Holds(lock []cluster.LockPackage, pkgs []*cluster.Package, repo string) []versions.Hold {
+func Holds(lock []installed.LockPackage, pkgs []*installed.Package, repo string) []versions.Hold {
 	var out []versions.Hold
-	for _, d := range cluster.Dependents(lock, repo) {
+	for _, d := range installed.Dependents(lock, repo) {
 		for _, dep := range d.Dependencies {
 			if reference.Repository(dep.Package) == repo && dep.Constraints != "" {
 				out = append(out, versions.Hold{By: packageName(pkgs, d.Source), Constraint: dep.Constraints})
@@ -333,4 +333,4 @@ func Holds(lock []cluster.LockPackage, pkgs []*cluster.Package, repo string) []v
 func (it *Item) Moves() bool { return it.wantedTag != "" && it.Error == "" }
 
 // String names the item as the verbs do.
-func (it *Item) String() string { return cluster.KindName(it.Kind, it.Name) }
+func (it *Item) String() string { return installed.KindName(it.Kind, it.Name) }

@@ -17,6 +17,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/pkgmanager"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
@@ -271,9 +272,9 @@ func TestOutdatedRequests(t *testing.T) {
 func TestDependenciesFirst(t *testing.T) {
 	it := func(repo string) *Item { return &Item{Name: repo, repo: "r.example.org/" + repo} }
 	cfg, prov, fn, other := it("r/cfg"), it("r/prov"), it("r/fn"), it("r/other")
-	lk := []cluster.LockPackage{
-		{Source: "r.example.org/r/cfg", Dependencies: []cluster.LockDependency{{Package: "r.example.org/r/mid"}, {Package: "r.example.org/r/fn"}}},
-		{Source: "r.example.org/r/mid", Dependencies: []cluster.LockDependency{{Package: "r.example.org/r/prov"}}},
+	lk := []installed.LockPackage{
+		{Source: "r.example.org/r/cfg", Dependencies: []installed.LockDependency{{Package: "r.example.org/r/mid"}, {Package: "r.example.org/r/fn"}}},
+		{Source: "r.example.org/r/mid", Dependencies: []installed.LockDependency{{Package: "r.example.org/r/prov"}}},
 	}
 	var got []string
 	for _, i := range dependenciesFirst([]*Item{cfg, other, prov, fn}, lk) {
@@ -286,9 +287,9 @@ func TestDependenciesFirst(t *testing.T) {
 }
 
 func TestPinnedFindings(t *testing.T) {
-	holds := Holds([]cluster.LockPackage{
-		{Source: "r.example.org/r/cfg", Dependencies: []cluster.LockDependency{{Package: "r.example.org/r/prov", Constraints: ">=v1.0.0"}}},
-		{Source: "r.example.org/r/cfg2", Dependencies: []cluster.LockDependency{{Package: "r.example.org/r/prov", Constraints: "sha256:" + strings.Repeat("a", 64)}}},
+	holds := Holds([]installed.LockPackage{
+		{Source: "r.example.org/r/cfg", Dependencies: []installed.LockDependency{{Package: "r.example.org/r/prov", Constraints: ">=v1.0.0"}}},
+		{Source: "r.example.org/r/cfg2", Dependencies: []installed.LockDependency{{Package: "r.example.org/r/prov", Constraints: "sha256:" + strings.Repeat("a", 64)}}},
 	}, nil, "r.example.org/r/prov")
 	fs := pinnedFindings(holds, "provider/prov", "r.example.org/r/prov:v1.1.0@sha256:"+strings.Repeat("b", 64))
 	if len(fs) != 1 || fs[0].Severity != Blocking || fs[0].Rule != RulePinnedDependency || fs[0].Object != "r.example.org/r/cfg" ||
@@ -383,7 +384,7 @@ func testUpgradeAll(t *testing.T, watch bool) {
 	var done, replanned []string
 	err = ua.Apply(ctx, ps, ApplyOptions{Progress: io.Discard, Out: io.Discard}, StepEvents{
 		Replanned: func(p *Plan) { replanned = append(replanned, p.Package) },
-		Done:      func(s *Step, _ *cluster.Package) { done = append(done, s.Plan.Package) },
+		Done:      func(s *Step, _ *installed.Package) { done = append(done, s.Plan.Package) },
 	})
 	var se *StepError
 	if !errors.As(err, &se) || !se.Refused || se.Step.Plan.Package != "configuration/network" ||

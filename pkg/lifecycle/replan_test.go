@@ -14,6 +14,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 var (
@@ -85,7 +86,7 @@ func TestUninstallPlansTheDependenciesAgain(t *testing.T) {
 		t.Fatalf("plan: %v, %+v", err, up.Findings)
 	}
 	var deleted []string
-	err = u.Run(ctx, up, UninstallOptions{Wait: 20 * time.Second, Progress: &strings.Builder{}, Deleted: func(p *cluster.Package) { deleted = append(deleted, p.KindName()) }})
+	err = u.Run(ctx, up, UninstallOptions{Wait: 20 * time.Second, Progress: &strings.Builder{}, Deleted: func(p *installed.Package) { deleted = append(deleted, p.KindName()) }})
 	var ce *cluster.ChangedError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "configuration/configuration-stored went; nothing more was changed") {
 		t.Fatalf("Run: %v", err)

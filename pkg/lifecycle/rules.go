@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
@@ -137,7 +138,7 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // so the running revision stops at once and nothing runs until the new one
 // is activated; from v2.4 a revision is made for every spec edit, not only
 // for a new reference.
-func manualActivationFinding(pkg string, run *cluster.Revision, crossplane string) Finding {
+func manualActivationFinding(pkg string, run *installed.Revision, crossplane string) Finding {
 	msg := fmt.Sprintf("%s activates revisions by hand: the new revision waits until activated (pass --activate)", pkg)
 	if run != nil {
 		msg = fmt.Sprintf("%s activates revisions by hand: Crossplane deactivates its running revision %s at once and %s runs nothing until the new revision is activated (pass --activate)", pkg, run.Name, pkg)
@@ -155,7 +156,7 @@ func manualActivationFinding(pkg string, run *cluster.Revision, crossplane strin
 // restarts its runtime: each revision runs in a Deployment of its own,
 // which Crossplane deletes when it deactivates the revision. Under Manual
 // activation without --activate nothing starts (manualActivationFinding).
-func runtimeRestartFinding(p *cluster.Package, run *cluster.Revision, manual bool) *Finding {
+func runtimeRestartFinding(p *installed.Package, run *installed.Revision, manual bool) *Finding {
 	if manual || run == nil || (p.Kind != "Provider" && p.Kind != "Function") {
 		return nil
 	}
@@ -223,9 +224,9 @@ func satisfies(constraint, version string) (bool, error) {
 
 // dependentFindings: installed packages whose dependsOn (in the Lock)
 // excludes the target version of repo.
-func dependentFindings(lock []cluster.LockPackage, pkgs []*cluster.Package, repo, version string) []Finding {
+func dependentFindings(lock []installed.LockPackage, pkgs []*installed.Package, repo, version string) []Finding {
 	var out []Finding
-	for _, d := range cluster.Dependents(lock, repo) {
+	for _, d := range installed.Dependents(lock, repo) {
 		for _, dep := range d.Dependencies {
 			if reference.Repository(dep.Package) != repo || dep.Constraints == "" {
 				continue
@@ -244,7 +245,7 @@ func dependentFindings(lock []cluster.LockPackage, pkgs []*cluster.Package, repo
 
 // packageName is the installed package of a repository as kind/name
 // (what the verbs take), else the repository itself.
-func packageName(pkgs []*cluster.Package, repo string) string {
+func packageName(pkgs []*installed.Package, repo string) string {
 	for _, p := range pkgs {
 		if reference.Repository(p.Source) == reference.Repository(repo) {
 			return p.KindName()
@@ -257,7 +258,7 @@ func packageName(pkgs []*cluster.Package, repo string) string {
 // dependency that is not installed is looked up with available: with no
 // version in its registry that matches, the package manager cannot
 // resolve it and the Lock stalls, for every package in the cluster.
-func dependencyFindings(meta *xpkg.Meta, lock []cluster.LockPackage, pkgs []*cluster.Package, target string, available func(xpkg.Dependency) (bool, error)) []Finding {
+func dependencyFindings(meta *xpkg.Meta, lock []installed.LockPackage, pkgs []*installed.Package, target string, available func(xpkg.Dependency) (bool, error)) []Finding {
 	if meta == nil {
 		return nil
 	}

@@ -134,7 +134,7 @@ func pushMany(t *testing.T) string {
 func TestUpgradePlanRequestsDoNotGrowWithCRDs(t *testing.T) {
 	host := pushMany(t)
 	c, dyn := manyCluster(t, host)
-	in := installed(t, c, "provider-many")
+	in := installedPkg(t, c, "provider-many")
 	in.Registry = DirectRegistry(source.Options{})
 	dyn.ClearActions()
 	ch := &Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"}
@@ -217,7 +217,7 @@ func TestUpgradePlanBlocksWhatCrossplaneWouldRefuse(t *testing.T) {
 		"  name: provider-many\n  annotations:\n    supported: yes\nspec:\n  dependsOn:\n  - provider: "+reg.Host+"/org/provider-dep\n    version: \">=v2.0.0\"\n  - provider: "+reg.Host+"/org/provider-dep\n    version: \">=v1.0.0\"\n  - provider: "+reg.Host+"/org/provider-nowhere\n    version: \">=v1.0.0\"\n", 1)
 	push(manyRepo+":v2.0.0", v2)
 	c, _ := manyCluster(t, reg.Host)
-	in := installed(t, c, "provider-many")
+	in := installedPkg(t, c, "provider-many")
 	in.Registry = DirectRegistry(source.Options{})
 	ch := &Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"}
 	p, err := ch.Plan(context.Background(), ActionUpgrade, in, reg.Host+"/"+manyRepo+":v2.0.0")

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
@@ -31,7 +31,7 @@ type Blocked struct {
 // conservative where a lowered dependency was held for a version blocked
 // later. Each version's meta object is read once, without the rest of its
 // layer (the step's plan reads and verifies the whole package).
-func (o *Outdated) settle(ctx context.Context, items []*Item, lock []cluster.LockPackage) error {
+func (o *Outdated) settle(ctx context.Context, items []*Item, lock []installed.LockPackage) error {
 	byRepo := map[string]*Item{}
 	for _, it := range items {
 		if _, ok := byRepo[it.repo]; !ok && it.Error == "" {

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
@@ -27,9 +28,9 @@ type Uninstall struct {
 // UninstallPlan is what an uninstall would remove and what it found.
 type UninstallPlan struct {
 	*Plan
-	Named []*cluster.Package
+	Named []*installed.Package
 	// Dependencies are removed after the named packages are gone.
-	Dependencies []*cluster.Package
+	Dependencies []*installed.Package
 	// args are what was planned for: Run plans them again.
 	args []string
 }
@@ -56,7 +57,7 @@ func (u *Uninstall) Plan(ctx context.Context, args []string) (*UninstallPlan, er
 	}
 	up.add(dependentsFindings(lock, all, up.Named)...)
 	if u.WithDependencies {
-		var explicit []*cluster.Package
+		var explicit []*installed.Package
 		up.Dependencies, explicit = exclusiveDependencies(lock, all, up.Named)
 		for _, d := range up.Dependencies {
 			up.add(Finding{Rule: RuleDependents, Severity: Info, Object: d.KindName(),
@@ -78,13 +79,13 @@ func (u *Uninstall) Plan(ctx context.Context, args []string) (*UninstallPlan, er
 	return up, nil
 }
 
-func (up *UninstallPlan) all() []*cluster.Package {
+func (up *UninstallPlan) all() []*installed.Package {
 	return append(slices.Clone(up.Named), up.Dependencies...)
 }
 
 // dependentsFindings: a named package another installed package (not
 // being removed too) depends on.
-func dependentsFindings(lock []cluster.LockPackage, all, named []*cluster.Package) []Finding {
+func dependentsFindings(lock []installed.LockPackage, all, named []*installed.Package) []Finding {
 	removing := map[string]bool{}
 	for _, t := range named {
 		removing[reference.Repository(t.Source)] = true
@@ -92,7 +93,7 @@ func dependentsFindings(lock []cluster.LockPackage, all, named []*cluster.Packag
 	var out []Finding
 	for _, t := range named {
 		var users []string
-		for _, d := range cluster.Dependents(lock, reference.Repository(t.Source)) {
+		for _, d := range installed.Dependents(lock, reference.Repository(t.Source)) {
 			if !removing[reference.Repository(d.Source)] {
 				users = append(users, packageName(all, d.Source))
 			}
@@ -115,36 +116,36 @@ func dependentsFindings(lock []cluster.LockPackage, all, named []*cluster.Packag
 // as dependencies, each once, and those nothing else needs but that were
 // installed explicitly: these stay (as apt's autoremove keeps what was
 // installed by hand), and so does what they need.
-func exclusiveDependencies(lock []cluster.LockPackage, all, named []*cluster.Package) (deps, explicit []*cluster.Package) {
-	installed := func(repo string) *cluster.Package {
-		i := slices.IndexFunc(all, func(p *cluster.Package) bool { return reference.Repository(p.Source) == repo })
+func exclusiveDependencies(lock []installed.LockPackage, all, named []*installed.Package) (deps, explicit []*installed.Package) {
+	byRepo := func(repo string) *installed.Package {
+		i := slices.IndexFunc(all, func(p *installed.Package) bool { return reference.Repository(p.Source) == repo })
 		if i < 0 {
 			return nil
 		}
 		return all[i]
 	}
-	has := func(list []*cluster.Package, p *cluster.Package) bool {
-		return slices.ContainsFunc(append(slices.Clone(named), list...), func(q *cluster.Package) bool { return q.Name == p.Name && q.Kind == p.Kind })
+	has := func(list []*installed.Package, p *installed.Package) bool {
+		return slices.ContainsFunc(append(slices.Clone(named), list...), func(q *installed.Package) bool { return q.Name == p.Name && q.Kind == p.Kind })
 	}
 	// What was named goes, however it was installed; of the rest, what the
 	// package manager did not install stays.
 	stays := func(repo string) bool {
-		p := installed(repo)
+		p := byRepo(repo)
 		if p == nil || has(nil, p) {
 			return false
 		}
-		origin, _ := cluster.PackageOrigin(p.Object)
-		return origin != cluster.OriginDependency
+		origin, _ := installed.PackageOrigin(p.Object)
+		return origin != installed.OriginDependency
 	}
 	for _, t := range named {
 		root := reference.Repository(t.Source)
-		for _, repo := range cluster.ExclusiveDependencies(lock, root, stays) {
-			if p := installed(repo); p != nil && !has(deps, p) {
+		for _, repo := range installed.ExclusiveDependencies(lock, root, stays) {
+			if p := byRepo(repo); p != nil && !has(deps, p) {
 				deps = append(deps, p)
 			}
 		}
-		for _, repo := range cluster.ExclusiveDependencies(lock, root, nil) {
-			if p := installed(repo); p != nil && stays(repo) && !has(explicit, p) {
+		for _, repo := range installed.ExclusiveDependencies(lock, root, nil) {
+			if p := byRepo(repo); p != nil && stays(repo) && !has(explicit, p) {
 				explicit = append(explicit, p)
 			}
 		}
@@ -156,9 +157,9 @@ func exclusiveDependencies(lock []cluster.LockPackage, all, named []*cluster.Pac
 // package manager did not install, which --with-dependencies leaves. A
 // fact, not a danger: nothing it stops could go wrong, so it is INFO, and
 // the uninstall goes ahead without it.
-func explicitDependencyFinding(p *cluster.Package) Finding {
+func explicitDependencyFinding(p *installed.Package) Finding {
 	who := "no record of who set its package (no managedFields)"
-	if _, owners := cluster.PackageOrigin(p.Object); len(owners) > 0 {
+	if _, owners := installed.PackageOrigin(p.Object); len(owners) > 0 {
 		who = "its package was set by " + strings.Join(owners, ", ") + ", not only by the package manager"
 	}
 	return Finding{Rule: RuleExplicitDependency, Severity: Info, Object: p.KindName(),
@@ -168,7 +169,7 @@ func explicitDependencyFinding(p *cluster.Package) Finding {
 
 // liveObjects counts the objects of every kind the package's current
 // revision defines.
-func (u *Uninstall) liveObjects(ctx context.Context, p *cluster.Package) ([]Finding, error) {
+func (u *Uninstall) liveObjects(ctx context.Context, p *installed.Package) ([]Finding, error) {
 	names, err := u.Cluster.DefinedCRDs(ctx, p)
 	if err != nil {
 		return nil, err
@@ -195,7 +196,7 @@ type UninstallOptions struct {
 	Wait     time.Duration
 	Progress io.Writer
 	// Deleted hears each package deleted.
-	Deleted func(p *cluster.Package)
+	Deleted func(p *installed.Package)
 }
 
 // DefaultDependencyWait is how long to wait for the named packages to go
@@ -247,7 +248,7 @@ func (u *Uninstall) Run(ctx context.Context, up *UninstallPlan, o UninstallOptio
 // nothing else will remove them.
 type LeftError struct {
 	Err  error
-	Left []*cluster.Package
+	Left []*installed.Package
 }
 
 func (e *LeftError) Error() string {
@@ -264,7 +265,7 @@ func (e *LeftError) Unwrap() error { return e.Err }
 // now, to delete; it fails with a ChangedError when a package is another
 // object than the one planned (deleted and made again) or the plan finds
 // something the approved one did not (a new dependent, more live objects).
-func (u *Uninstall) replan(ctx context.Context, approved *UninstallPlan, args []string, planned []*cluster.Package, withDeps, dryRun bool) ([]*cluster.Package, error) {
+func (u *Uninstall) replan(ctx context.Context, approved *UninstallPlan, args []string, planned []*installed.Package, withDeps, dryRun bool) ([]*installed.Package, error) {
 	if len(args) == 0 || dryRun {
 		return planned, nil
 	}
@@ -299,7 +300,7 @@ func (f Finding) key() string {
 	return fmt.Sprintf("%s|%s|%s|%d", f.Rule, f.Severity, f.Object, n)
 }
 
-func (u *Uninstall) delete(ctx context.Context, pkgs []*cluster.Package, o UninstallOptions) error {
+func (u *Uninstall) delete(ctx context.Context, pkgs []*installed.Package, o UninstallOptions) error {
 	for _, p := range pkgs {
 		err := u.Cluster.DeleteExactly(ctx, p, o.DryRun)
 		if apierrors.IsConflict(err) {
@@ -316,7 +317,7 @@ func (u *Uninstall) delete(ctx context.Context, pkgs []*cluster.Package, o Unins
 	return nil
 }
 
-func (u *Uninstall) wait(ctx context.Context, pkgs []*cluster.Package, d time.Duration, out io.Writer) error {
+func (u *Uninstall) wait(ctx context.Context, pkgs []*installed.Package, d time.Duration, out io.Writer) error {
 	for _, p := range pkgs {
 		if err := u.Cluster.WaitDeleted(ctx, p, d, out); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
@@ -130,7 +131,7 @@ func (u *UpgradeAll) Plan(ctx context.Context) (*Plans, error) {
 // dependenciesFirst orders the items so that each comes after every item
 // it depends on, directly or through other packages, as the Lock says;
 // otherwise in the order given.
-func dependenciesFirst(items []*Item, lock []cluster.LockPackage) []*Item {
+func dependenciesFirst(items []*Item, lock []installed.LockPackage) []*Item {
 	deps := map[string][]string{}
 	for _, lp := range lock {
 		r := reference.Repository(lp.Source)
@@ -168,7 +169,7 @@ func dependenciesFirst(items []*Item, lock []cluster.LockPackage) []*Item {
 // runs (the cluster changed since the combined plan) and a step done.
 type StepEvents struct {
 	Replanned func(*Plan)
-	Done      func(s *Step, updated *cluster.Package)
+	Done      func(s *Step, updated *installed.Package)
 }
 
 // StepError is upgrade --all stopped at a step: what was done before it

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	xpcluster "github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/crossplane"
@@ -221,7 +221,7 @@ func TestSafeStartRuntime(t *testing.T) {
 	ref := reg.Host + "/crossplane-contrib/provider-helm:v1.4.0"
 	r := x.Run("install", ref, pkg, "--wait=5m").Succeeds(t)
 	t.Logf("transcript:\n$ kubectl xpkg install %s %s --wait=5m\n%s%s", ref, pkg, r.Stderr, r.Stdout)
-	note := xpcluster.AwaitingActivationNote("provider/" + pkg)
+	note := installed.AwaitingActivationNote("provider/" + pkg)
 	get := x.Run("get", "provider", pkg, "-o", "wide").Succeeds(t)
 	desc := x.Run("describe", "provider/"+pkg).Succeeds(t)
 	t.Logf("transcript:\n$ kubectl xpkg get provider %s -o wide\n%s$ kubectl xpkg describe provider/%s\n%s", pkg, get.Stdout, pkg, desc.Stdout)

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 // reconcile answers a package whose status does not yet describe its spec
@@ -343,7 +343,7 @@ func (m *Manager) installDependencies(ctx context.Context, deps []Dependency) er
 			"apiVersion": group + "/v1", "kind": d.Type, "metadata": map[string]any{"name": d.As},
 			"spec": map[string]any{"package": d.Install},
 		}}
-		_, err = rc.Create(ctx, pkg, metav1.CreateOptions{FieldManager: cluster.PackageManagerFieldManager})
+		_, err = rc.Create(ctx, pkg, metav1.CreateOptions{FieldManager: installed.PackageManagerFieldManager})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}

@@ -1,12 +1,19 @@
-package cluster
+// Package installed is what Crossplane's package manager records of the
+// packages it installs, as plain values: a package, its revisions and their
+// conditions, the Lock's entries and what they say about dependencies, how
+// ready a package is, who installed it, and when a revision waits to be
+// activated. It reads nothing from a cluster (pkg/cluster does, and hands
+// these values over), so the use cases and the command layer can judge and
+// print them without an API client.
+package installed
 
 import (
 	"strings"
 	"time"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
 )
 
 // Condition is one status condition of a package or revision.
@@ -61,7 +68,7 @@ func (p *Package) KindName() string { return KindName(p.Kind, p.Name) }
 func KindName(kind, name string) string { return strings.ToLower(kind) + "/" + name }
 
 // Condition returns the condition of type t, or nil.
-func (p *Package) Condition(t string) *Condition { return findCondition(p.Conditions, t) }
+func (p *Package) Condition(t string) *Condition { return FindCondition(p.Conditions, t) }
 
 // Revision is one revision of a package.
 type Revision struct {
@@ -81,7 +88,7 @@ type Revision struct {
 }
 
 // Condition returns the condition of type t, or nil.
-func (r *Revision) Condition(t string) *Condition { return findCondition(r.Conditions, t) }
+func (r *Revision) Condition(t string) *Condition { return FindCondition(r.Conditions, t) }
 
 // ObjectRef names an object a revision installed.
 type ObjectRef struct {
@@ -109,7 +116,7 @@ type LockDependency struct {
 	Kind        string `json:"kind,omitempty"`
 }
 
-func findCondition(cs []Condition, t string) *Condition {
+func FindCondition(cs []Condition, t string) *Condition {
 	for i := range cs {
 		if cs[i].Type == t {
 			return &cs[i]
@@ -118,8 +125,8 @@ func findCondition(cs []Condition, t string) *Condition {
 	return nil
 }
 
-// conditions reads status.conditions of an object.
-func conditions(u *unstructured.Unstructured) []Condition {
+// ReadConditions reads status.conditions of an object.
+func ReadConditions(u *unstructured.Unstructured) []Condition {
 	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	var out []Condition
 	for _, r := range raw {

@@ -1,4 +1,4 @@
-package cluster
+package installed
 
 import (
 	"slices"
@@ -11,7 +11,7 @@ import (
 func Dependents(lock []LockPackage, repo string) []LockPackage {
 	var out []LockPackage
 	for _, lp := range lock {
-		if slices.ContainsFunc(lp.Dependencies, func(d LockDependency) bool { return sameRepo(d.Package, repo) }) {
+		if slices.ContainsFunc(lp.Dependencies, func(d LockDependency) bool { return SameRepo(d.Package, repo) }) {
 			out = append(out, lp)
 		}
 	}
@@ -21,7 +21,7 @@ func Dependents(lock []LockPackage, repo string) []LockPackage {
 // LockEntry is the Lock's entry for a package's current revision.
 func LockEntry(lock []LockPackage, p *Package) (LockPackage, bool) {
 	for _, lp := range lock {
-		if lp.Name == p.CurrentRevision || (p.CurrentRevision == "" && sameRepo(lp.Source, reference.Repository(p.Source))) {
+		if lp.Name == p.CurrentRevision || (p.CurrentRevision == "" && SameRepo(lp.Source, reference.Repository(p.Source))) {
 			return lp, true
 		}
 	}
@@ -79,7 +79,7 @@ func ExclusiveDependencies(lock []LockPackage, rootRepo string, stays func(repo 
 	return out
 }
 
-func sameRepo(a, b string) bool { return normRepo(a) == normRepo(b) }
+func SameRepo(a, b string) bool { return normRepo(a) == normRepo(b) }
 
 // normRepo compares repositories the way references resolve: the same
 // image named with or without a tag or digest is the same repository.

@@ -1,4 +1,4 @@
-package cluster
+package installed
 
 import (
 	"fmt"
@@ -33,10 +33,10 @@ const (
 	conflictGrace  = 30 * time.Second
 )
 
-// current reports whether a condition describes the package's present spec:
+// IsCurrent reports whether a condition describes the package's present spec:
 // right after spec.package changes, the old Healthy=True is still there
 // until the package manager catches up.
-func current(p *Package, c *Condition) bool {
+func IsCurrent(p *Package, c *Condition) bool {
 	if c == nil {
 		return false
 	}
@@ -54,7 +54,7 @@ type Readiness struct {
 }
 
 // PackageReadiness judges a package alone: ready when its current
-// conditions say Installed and Healthy.
+// ReadConditions say Installed and Healthy.
 func PackageReadiness(p *Package) Readiness {
 	var r Readiness
 	if p.CurrentIdentifier != "" && p.CurrentIdentifier != p.Source {
@@ -69,14 +69,14 @@ func PackageReadiness(p *Package) Readiness {
 			// reference as its current identifier.
 			r.Terminal = c
 			return r
-		case !current(p, c):
+		case !IsCurrent(p, c):
 			r.Pending = append(r.Pending, t+" not yet reported for this generation")
 		case c.Status == "True":
-		case c.Status == "False" && isTerminal(c):
+		case c.Status == "False" && IsTerminal(c):
 			r.Terminal = c
 			return r
 		default:
-			r.Pending = append(r.Pending, describeCondition(c))
+			r.Pending = append(r.Pending, DescribeCondition(c))
 		}
 	}
 	r.Ready = len(r.Pending) == 0
@@ -86,10 +86,10 @@ func PackageReadiness(p *Package) Readiness {
 // failedNow reports a terminal failure the package manager reported for
 // the package's present generation, whatever reference it last recorded.
 func failedNow(p *Package, c *Condition) bool {
-	return c != nil && c.Status == "False" && c.ObservedGeneration != 0 && c.ObservedGeneration == p.Generation && isTerminal(c)
+	return c != nil && c.Status == "False" && c.ObservedGeneration != 0 && c.ObservedGeneration == p.Generation && IsTerminal(c)
 }
 
-func isTerminal(c *Condition) bool {
+func IsTerminal(c *Condition) bool {
 	if strings.Contains(c.Message, conflictMarker) {
 		return !c.LastTransitionTime.IsZero() && time.Since(c.LastTransitionTime) >= conflictGrace
 	}
@@ -101,7 +101,7 @@ func isTerminal(c *Condition) bool {
 	return false
 }
 
-func describeCondition(c *Condition) string {
+func DescribeCondition(c *Condition) string {
 	s := c.Type + "=" + c.Status
 	if c.Reason != "" {
 		s += " (" + c.Reason
