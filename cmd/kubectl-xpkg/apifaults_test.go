@@ -192,7 +192,9 @@ func TestChangesThroughAFaultyAPIServer(t *testing.T) {
 	})
 
 	t.Run("DELETE answer cut short after it landed", func(t *testing.T) {
-		p.Add(faultproxy.Fault{Match: del, Stall: time.Minute})
+		// Land: the DELETE reaches the API server even when the client
+		// gives up before a loaded API server has answered.
+		p.Add(faultproxy.Fault{Match: del, Stall: time.Minute, Land: true})
 		r := x.Run("uninstall", name, "--yes", "--request-timeout=2s").Fails(t, 1)
 		noPanic(t, "uninstall", r)
 		contains(t, "timed-out uninstall", r.Stderr, "may have been made")

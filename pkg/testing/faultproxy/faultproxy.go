@@ -49,8 +49,9 @@ type Fault struct {
 	// network or server); a client that gives up meanwhile sees nothing,
 	// and the request is then forwarded only with Land.
 	Hold time.Duration
-	// Land forwards a held request even when its client has given up
-	// (cancelled, timed out): the change lands, unknown to the client.
+	// Land forwards a request (held or not) to the end even when its
+	// client has given up (cancelled, timed out): the change lands,
+	// unknown to the client.
 	Land bool
 }
 
@@ -205,6 +206,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("fault injected: %d", f.Status), f.Status)
 		return
 	}
+	if faulty && f.Land {
+		ctx = context.WithoutCancel(ctx)
+	}
 	resp, err := p.forward(ctx, r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
@@ -219,7 +223,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		copyFlushing(w, resp.Body)
 		return
 	}
-	p.misbehave(w, resp, f)
+	p.misbehave(w, resp, f, r.Context().Done())
 }
 
 func (p *Proxy) forward(ctx context.Context, r *http.Request) (*http.Response, error) {
@@ -239,8 +243,9 @@ func (p *Proxy) forward(ctx context.Context, r *http.Request) (*http.Response, e
 	return p.client.Do(out)
 }
 
-// misbehave sends the body the way the fault says.
-func (p *Proxy) misbehave(w http.ResponseWriter, resp *http.Response, f Fault) {
+// misbehave sends the body the way the fault says; gone closes when the
+// client goes away.
+func (p *Proxy) misbehave(w http.ResponseWriter, resp *http.Response, f Fault, gone <-chan struct{}) {
 	flusher, _ := w.(http.Flusher)
 	switch {
 	case f.ResetAfter > 0:
@@ -252,7 +257,7 @@ func (p *Proxy) misbehave(w http.ResponseWriter, resp *http.Response, f Fault) {
 		flusher.Flush()
 		select {
 		case <-time.After(f.Stall):
-		case <-resp.Request.Context().Done():
+		case <-gone:
 			return
 		}
 		_, _ = io.Copy(w, resp.Body)
