@@ -57,15 +57,14 @@ func (o *Outdated) settle(ctx context.Context, items []*Item, lock []installed.L
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			why := m.err
+			why, held := m.err, false
 			if why == "" {
-				why = o.unmet(ctx, it, m.meta, byRepo, locked)
+				why, held = o.unmet(ctx, it, m.meta, byRepo, locked)
 			}
-			if why == holdsDependency {
+			switch {
+			case held:
 				changed = true
-				continue
-			}
-			if why != "" {
+			case why != "":
 				it.Blocked = append(it.Blocked, Blocked{Version: it.wantedTag, Reason: why})
 				it.settleAt(it.next)
 				changed = true
@@ -75,30 +74,27 @@ func (o *Outdated) settle(ctx context.Context, items []*Item, lock []installed.L
 	return nil
 }
 
-// holdsDependency is unmet's answer when it held a dependency lower.
-const holdsDependency = "\x00held"
-
-// unmet is why the version it moves to cannot run ("" when it can), or
-// holdsDependency when a dependency was held at a lower version to admit
-// it.
-func (o *Outdated) unmet(ctx context.Context, it *Item, meta *xpkg.Meta, byRepo map[string]*Item, locked map[string]string) string {
+// unmet is why the version it moves to cannot run ("" when it can); held
+// when, instead, a dependency was held at a lower version that admits it
+// (the versions are then settled again).
+func (o *Outdated) unmet(ctx context.Context, it *Item, meta *xpkg.Meta, byRepo map[string]*Item, locked map[string]string) (why string, held bool) {
 	if meta == nil {
-		return ""
+		return "", false
 	}
 	for _, d := range meta.DependsOn {
 		repo := reference.Repository(d.Package)
 		dep := byRepo[repo]
-		have, installed := locked[repo]
+		have, inLock := locked[repo]
 		switch {
 		case dep != nil:
 			have = dep.Wanted
-		case !installed:
+		case !inLock:
 			ok, err := o.Registry.HasMatch(ctx, pullSecrets(it.pkg), d)
 			switch {
 			case source.NotFound(err):
-				return fmt.Sprintf("needs %s %s, which is not installed and whose repository does not exist (%s)", d.Package, d.Version, exit.Message(err))
+				return fmt.Sprintf("needs %s %s, which is not installed and whose repository does not exist (%s)", d.Package, d.Version, exit.Message(err)), false
 			case err == nil && !ok:
-				return fmt.Sprintf("needs %s %s, which is not installed, and no version of it in its registry matches", d.Package, d.Version)
+				return fmt.Sprintf("needs %s %s, which is not installed, and no version of it in its registry matches", d.Package, d.Version), false
 			}
 			continue // the plan warns when the registry could not be read
 		}
@@ -108,18 +104,17 @@ func (o *Outdated) unmet(ctx context.Context, it *Item, meta *xpkg.Meta, byRepo 
 		if ok, err := satisfies(d.Version, have); err != nil || ok {
 			continue // a digest or no semantic version: the plan checks it
 		}
-		if dep == nil {
-			return fmt.Sprintf("needs %s %s, but %s is installed", d.Package, d.Version, have)
+		switch {
+		case dep == nil: // its registry could not be read: it stays
+			return fmt.Sprintf("needs %s %s, which runs %s", d.Package, d.Version, have), false
+		case dep.holdFor(it, d.Version):
+			return "", true
+		case dep.Moves():
+			return fmt.Sprintf("needs %s %s, but %s moves only to %s", d.Package, d.Version, dep, dep.Wanted), false
 		}
-		if dep.holdFor(it, d.Version) {
-			return holdsDependency
-		}
-		if dep.Moves() {
-			return fmt.Sprintf("needs %s %s, but %s moves only to %s", d.Package, d.Version, dep, dep.Wanted)
-		}
-		return fmt.Sprintf("needs %s %s, but %s runs %s and cannot move to a version that matches", d.Package, d.Version, dep, dep.Current)
+		return fmt.Sprintf("needs %s %s, but %s runs %s and cannot move to a version that matches", d.Package, d.Version, dep, dep.Current), false
 	}
-	return ""
+	return "", false
 }
 
 // holdFor lowers the item's Wanted to the newest lower candidate that
