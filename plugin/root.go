@@ -1,6 +1,9 @@
 // Package plugin is the command layer of kubectl-xpkg: one file per verb, each
 // an options struct with Complete, Validate and Run that parses flags, calls
-// into pkg/ and prints. Nothing here holds business logic.
+// into pkg/ and prints. Some verbs' Run still makes decisions that belong to
+// their use case (upgrade's no-op check and pinning, install's build of the
+// object, the gate of a plan), and 12 files still reach pkg/cluster (the
+// list in pkg/testing/arch): they are leaving for pkg/lifecycle.
 package plugin
 
 import (

@@ -1,8 +1,11 @@
-// Package lifecycle holds the use cases of the cluster verbs: Upgrade,
-// Rollback and Uninstall, each a type with Plan (what the change would do,
-// as findings) and Run (do it, as planned). The command layer binds flags
-// to these types and prints what they return; the cluster API is
-// pkg/cluster, package contents pkg/source and pkg/diff.
+// Package lifecycle holds the use cases of the cluster verbs: Change (upgrade
+// and rollback), Uninstall and UpgradeAll, each with Plan (what the change
+// would do, as findings, under the rules of Rules) and Apply (do it, as
+// planned, with --atomic); Install; Outdated (what each package may move
+// to). The command layer binds flags to these types and prints what they
+// return; the cluster API is pkg/cluster (which also waits), what the
+// package manager records pkg/installed, package contents pkg/source and
+// pkg/diff.
 package lifecycle
 
 import (
