@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
 // Dry-run strategies, as kubectl names them.
@@ -78,7 +76,7 @@ func (f *PlanFlags) Validate() error {
 // show prints the plan: as a document to stdout with -o, as text to
 // stdout on a dry run (the plan is the result) and to stderr otherwise
 // (it precedes the change).
-func (f *PlanFlags) show(r *Root, p *lifecycle.Plan) error {
+func (f *PlanFlags) show(r *Root, p *action.Plan) error {
 	if f.Output != "" {
 		return printers.PrintObject(r.IOStreams.Out, f.Output, p)
 	}
@@ -86,58 +84,51 @@ func (f *PlanFlags) show(r *Root, p *lifecycle.Plan) error {
 	if f.DryRun != dryRunNone {
 		w = r.IOStreams.Out
 	}
-	return lifecycle.WriteText(w, p)
+	return action.WriteText(w, p)
 }
 
 // gate says whether the change may go ahead: a blocking finding stops it
 // (exit 3) unless --force; a client dry run stops here too, exiting as the
 // change would.
-func (f *PlanFlags) gate(r *Root, p *lifecycle.Plan) (proceed bool, err error) {
+func (f *PlanFlags) gate(r *Root, p *action.Plan) (proceed bool, err error) {
 	if err := f.show(r, p); err != nil {
 		return false, err
 	}
-	if p.Blocking() {
-		if !f.Force {
-			return false, exit.WithCode(exit.PlanRefused, &lifecycle.RefusedError{Plan: p})
-		}
-		fmt.Fprintf(r.IOStreams.ErrOut, "Warning: going ahead despite the blocking findings (--force)\n")
+	if err := action.Gate(p.Refused(), f.Force, r.IOStreams.ErrOut); err != nil {
+		return false, err
 	}
 	return f.DryRun != dryRunClient, nil
 }
 
-// changeError gives a failed change its exit code: a wait that timed out
-// (rolled back or not) 124, else 1.
-func changeError(ctx context.Context, err error) error {
-	var ae *lifecycle.AtomicError
-	if errors.As(err, &ae) {
-		if ae.RollbackErr != nil {
-			return exit.WithCode(exit.RollbackFailed, err)
+// changeOptions are how the change is carried out: with -o the plan is
+// what stdout holds, and the results go to stderr.
+func (f *PlanFlags) changeOptions(r *Root, wait time.Duration, atomic bool) action.ChangeOptions {
+	out := r.IOStreams.Out
+	if f.Output != "" {
+		out = r.IOStreams.ErrOut
+	}
+	return action.ChangeOptions{Wait: wait, Atomic: atomic, DryRun: f.DryRun == dryRunServer, Out: out}
+}
+
+// run gates the change on its plan (one made without a plan has nothing
+// to show), makes it and says what it did: what upgrade and rollback
+// share.
+func (f *PlanFlags) run(ctx context.Context, r *Root, plan *action.Plan, apply func(context.Context, *action.Plan) (*action.Result, error)) error {
+	if plan.Planned() {
+		if proceed, err := f.gate(r, plan); !proceed || err != nil {
+			return err
 		}
-		return waitError(err) // rolled back: a time-out still says 124
 	}
-	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		return &stoppedError{err: err}
+	res, err := apply(ctx, plan)
+	if err != nil {
+		return err
 	}
-	var changed *cluster.ChangedError
-	if errors.As(err, &changed) {
-		return exit.WithCode(exit.PlanChanged, err)
+	out := f.changeOptions(r, 0, false).Out
+	verb := map[string]string{action.ActionUpgrade: "upgraded", action.ActionRollback: "rolled back"}[res.Action]
+	if res.DryRun {
+		fmt.Fprintf(out, "%s would be %s from %s to %s (server dry run: nothing changed)\n", res.Package, verb, res.From, res.To)
+		return nil
 	}
-	return waitError(err)
-}
-
-// stoppedError is a change an interruption stopped: what was applied
-// stays, and nothing is rolled back.
-type stoppedError struct{ err error }
-
-func (e *stoppedError) Error() string {
-	return "stopped; the change made so far stays, and what the package manager was doing goes on (kubectl xpkg describe shows where it stands)"
-}
-
-func (e *stoppedError) Unwrap() error { return e.err }
-
-// newChange is the use case of upgrade and rollback, saying on stderr what
-// each package read found.
-func newChange(r *Root, c *cluster.Cluster, xpNamespace string, activate bool, limits xpkg.Limits) *lifecycle.Change {
-	return &lifecycle.Change{Cluster: c, Limits: limits, XPNamespace: xpNamespace, Activate: activate,
-		OnRead: func(i source.Info) { fmt.Fprintln(r.IOStreams.ErrOut, describeSource(i)) }}
+	fmt.Fprintf(out, "%s %s from %s to %s\n", res.Package, verb, res.From, res.To)
+	return nil
 }

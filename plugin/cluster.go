@@ -9,10 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 )
 
@@ -23,62 +22,47 @@ type ClusterFlags struct {
 
 // AddFlags registers the flags.
 func (f *ClusterFlags) AddFlags(fs *pflag.FlagSet) {
-	var groups []string
-	for _, g := range cluster.Generations {
-		groups = append(groups, g.Group)
-	}
-	fs.StringVar(&f.APIGroup, "api-group", "", "Package API group to use when the cluster serves several ("+strings.Join(groups, ", ")+"); default: the newest served.")
+	fs.StringVar(&f.APIGroup, "api-group", "", "Package API group to use when the cluster serves several ("+strings.Join(action.APIGroups(), ", ")+"); default: the newest served.")
 }
 
-// connect discovers the cluster's package API.
-func (f *ClusterFlags) connect(r *Root) (*cluster.Cluster, error) {
-	return cluster.Connect(r.Clients(), f.APIGroup)
-}
-
-// readInstalled connects, finds the package arg names, and reads what
-// planning a change of it or comparing it takes.
-func readInstalled(ctx context.Context, r *Root, cf *ClusterFlags, arg string, sf *SourceFlags, so source.Options, xpNamespace string) (*cluster.Cluster, *lifecycle.Installed, error) {
-	c, err := cf.connect(r)
-	if err != nil {
-		return nil, nil, err
+// config is the actions' Config for a verb's flags: the kubectl
+// connection flags, the package API group, how packages are read (sf may
+// be nil: the verb reads none) and Crossplane's namespace.
+func (r *Root) config(cf *ClusterFlags, sf *SourceFlags, xpNamespace string) (*action.Config, error) {
+	cfg := &action.Config{Getter: r.ConfigFlags, APIGroup: cf.APIGroup, XPNamespace: xpNamespace, Events: r.events()}
+	if sf == nil {
+		return cfg, nil
 	}
-	p, err := c.Lookup(ctx, arg)
-	if err != nil {
-		return nil, nil, err
-	}
-	reg, err := clusterRegistry(ctx, r, c, xpNamespace, sf, so)
-	if err != nil {
-		return nil, nil, err
-	}
-	in, err := lifecycle.ReadInstalled(ctx, reg, p)
-	return c, in, err
-}
-
-// clusterRegistry reads packages on behalf of cluster c: through its
-// ImageConfigs (unless --no-image-config) and pull secrets, saying on
-// stderr which ImageConfig applied to what.
-func clusterRegistry(ctx context.Context, r *Root, c *cluster.Cluster, xpNamespace string, sf *SourceFlags, so source.Options) (*lifecycle.Registry, error) {
-	errOut := r.IOStreams.ErrOut
-	reg, err := lifecycle.NewRegistry(ctx, c, xpNamespace, so, !sf.NoImageConfig, func(s string) { fmt.Fprintln(errOut, s) })
+	so, limits, err := sf.Options()
 	if err != nil {
 		return nil, err
 	}
-	reg.OnResolve = func(res imageconfig.Resolution) { fmt.Fprintln(errOut, lifecycle.Describe(res)) }
-	return reg, nil
+	cfg.Source, cfg.Limits, cfg.NoImageConfig = so, limits, sf.NoImageConfig
+	return cfg, nil
+}
+
+// events report on stderr, with a download bar when it is a terminal.
+func (r *Root) events() action.Events {
+	ev := action.Events{Progress: r.IOStreams.ErrOut}
+	if f, ok := r.IOStreams.ErrOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		ev.Bar = f
+	}
+	return ev
 }
 
 // localRegistry reads for a local verb: as the user would, unless the
 // command line names a cluster (--context or --kubeconfig), whose
 // ImageConfigs and pull secrets then apply as for the cluster verbs.
-func localRegistry(ctx context.Context, r *Root, cmd *cobra.Command, cf *ClusterFlags, sf *SourceFlags, so source.Options, xpNamespace string) (*lifecycle.Registry, error) {
+func localRegistry(ctx context.Context, r *Root, cmd *cobra.Command, cf *ClusterFlags, sf *SourceFlags, so source.Options, xpNamespace string) (*action.Registry, error) {
 	if sf.NoImageConfig || !namesCluster(cmd) {
-		return lifecycle.DirectRegistry(so), nil
+		return action.DirectRegistry(so), nil
 	}
-	c, err := cf.connect(r)
+	cfg, err := r.config(cf, nil, xpNamespace)
 	if err != nil {
 		return nil, err
 	}
-	return clusterRegistry(ctx, r, c, xpNamespace, sf, so)
+	cfg.Source = so
+	return cfg.Registry(ctx)
 }
 
 // namesCluster tells whether the command line names a cluster explicitly.
@@ -129,7 +113,7 @@ func addWaitFlag(fs *pflag.FlagSet, w *waitFlag, what string) {
 type localReads struct {
 	XPNamespace string
 	cmd         *cobra.Command
-	reg         *lifecycle.Registry
+	reg         *action.Registry
 }
 
 func (l *localReads) addFlags(fs *pflag.FlagSet) {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 )
 
 // completePackages completes installed package names (and KIND/NAME when
@@ -13,25 +13,10 @@ import (
 // packages. It asks the cluster the flags on the command line point at.
 func completePackages(root *Root, kinds, withKind bool) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		c, err := cluster.Connect(root.Clients(), "")
+		cfg, _ := root.config(&ClusterFlags{}, nil, "")
+		out, err := action.PackageNames(cmd.Context(), cfg, kinds && len(args) == 0, withKind)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
-		}
-		var out []string
-		if kinds && len(args) == 0 {
-			for _, k := range c.Dialect().Kinds() {
-				out = append(out, strings.ToLower(k))
-			}
-		}
-		pkgs, err := c.List(cmd.Context(), "", "")
-		if err != nil {
-			return out, cobra.ShellCompDirectiveNoFileComp
-		}
-		for _, p := range pkgs {
-			out = append(out, p.Name)
-			if withKind {
-				out = append(out, p.KindName())
-			}
 		}
 		return filterPrefix(out, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}

@@ -4,12 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
@@ -61,15 +61,11 @@ func (o *DescribeOptions) Validate() error { return printers.CheckFormat(o.Outpu
 
 // Run describes one package.
 func (o *DescribeOptions) Run(ctx context.Context) error {
-	c, err := o.Cluster.connect(o.root)
+	cfg, err := o.root.config(&o.Cluster, nil, "")
 	if err != nil {
 		return err
 	}
-	kind, name, err := c.KindName(ctx, o.arg)
-	if err != nil {
-		return err
-	}
-	d, err := c.Describe(ctx, kind, name)
+	d, err := action.Describe(ctx, cfg, o.arg)
 	if err != nil {
 		return err
 	}
@@ -81,7 +77,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	return w.Err
 }
 
-func writeDescription(w io.Writer, d *cluster.Description) {
+func writeDescription(w io.Writer, d *installed.Description) {
 	p := d.Package
 	fmt.Fprintf(w, "Name:               %s\nKind:               %s\nPackage:            %s\n", p.Name, p.Kind, p.Source)
 	if p.ResolvedPackage != "" && p.ResolvedPackage != p.Source {
@@ -185,7 +181,7 @@ func writeObjects(w io.Writer, r *installed.Revision) {
 // writeMRDs shows the state of a Crossplane v2 provider's managed
 // resource definitions (safe-start: Inactive until a policy activates
 // them) and the policies that activated them.
-func writeMRDs(w io.Writer, d *cluster.Description) {
+func writeMRDs(w io.Writer, d *installed.Description) {
 	if len(d.MRDs) == 0 {
 		return
 	}
@@ -223,7 +219,7 @@ func writeMRDs(w io.Writer, d *cluster.Description) {
 	})
 }
 
-func writeDependencies(w io.Writer, d *cluster.Description) {
+func writeDependencies(w io.Writer, d *installed.Description) {
 	section(w, "Dependencies", len(d.Dependencies), func() {
 		t := printers.NewTable("PACKAGE", "KIND", "CONSTRAINT", "RESOLVED")
 		for _, dep := range d.Dependencies {
@@ -272,7 +268,7 @@ func section(w io.Writer, title string, n int, body func()) {
 
 // eventAge is kubectl describe's Age of an event: when it was last seen,
 // and for a repeated one how often over how long.
-func eventAge(e cluster.Event) string {
+func eventAge(e installed.Event) string {
 	if e.Count > 1 {
 		return fmt.Sprintf("%s (x%d over %s)", age(e.Last), e.Count, age(e.First))
 	}

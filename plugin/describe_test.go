@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
@@ -15,11 +14,11 @@ import (
 // first 20 and counts the rest, and its objects are counted by kind.
 func TestDescribeCountsABigProvider(t *testing.T) {
 	rev := &installed.Revision{Name: "big-0123456789ab", Image: "r.io/big:v1", DesiredState: "Active"}
-	d := &cluster.Description{
+	d := &installed.Description{
 		Package: &installed.Package{Kind: "Provider", Name: "big", Source: "mirror.invalid/big:v1", CurrentRevision: rev.Name,
 			ResolvedPackage: "r.io/big:v1", AppliedImageConfigs: []imageconfig.Applied{{Name: "m", Reason: imageconfig.ReasonRewrite}}},
 		Revisions: []*installed.Revision{rev},
-		MRAPs:     []cluster.MRAP{{Name: "default", Activate: []string{"*"}, Activated: []string{"a", "b"}}},
+		MRAPs:     []installed.MRAP{{Name: "default", Activate: []string{"*"}, Activated: []string{"a", "b"}}},
 	}
 	for i := range 25 {
 		n := fmt.Sprintf("mrd%02d.big.example.org", i)
@@ -31,7 +30,7 @@ func TestDescribeCountsABigProvider(t *testing.T) {
 		if i == 24 {
 			est = "False"
 		}
-		d.MRDs = append(d.MRDs, cluster.MRD{Name: n, State: state, Established: est})
+		d.MRDs = append(d.MRDs, installed.MRD{Name: n, State: state, Established: est})
 	}
 	rev.Objects = append(rev.Objects, installed.ObjectRef{Kind: "MutatingWebhookConfiguration", Name: "w"})
 	var b strings.Builder
@@ -60,9 +59,9 @@ func TestDescribeCountsABigProvider(t *testing.T) {
 // columns, and a repeated event's age reads "LAST (xN over FIRST)".
 func TestDescribeEventsAsKubectl(t *testing.T) {
 	now := time.Now()
-	d := &cluster.Description{
+	d := &installed.Description{
 		Package: &installed.Package{Kind: "Provider", Name: "p"},
-		Events: []cluster.Event{
+		Events: []installed.Event{
 			{Type: "Normal", Reason: "InstallPackageRevision", Object: "Provider/p", From: "packages/provider.pkg.crossplane.io", Count: 1, First: now.Add(-5 * time.Minute), Last: now.Add(-5 * time.Minute)},
 			{Type: "Warning", Reason: "LintPackage", Object: "ProviderRevision/p-1", Count: 4, First: now.Add(-10 * time.Minute), Last: now.Add(-2 * time.Minute)},
 		},

@@ -9,10 +9,10 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/compare"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -157,7 +157,11 @@ func (o *DiffOptions) sources(ctx context.Context, so source.Options) ([2]string
 	newArg := o.args[len(o.args)-1]
 	var read func(ctx context.Context, ref string) (string, source.Options, error)
 	if o.Installed != "" {
-		_, in, err := readInstalled(ctx, o.root, &o.Cluster, o.Installed, &o.Source, so, o.XPNamespace)
+		cfg, err := o.root.config(&o.Cluster, &o.Source, o.XPNamespace)
+		if err != nil {
+			return args, opts, err
+		}
+		in, err := cfg.ReadPackage(ctx, o.Installed)
 		if err != nil {
 			return args, opts, err
 		}
@@ -190,7 +194,7 @@ func (o *DiffOptions) sources(ctx context.Context, so source.Options) ([2]string
 // candidate reads NEW beside --installed: a source that exists locally or
 // names a repository is taken as it is; a bare version, range or digest
 // is looked up in the installed package's repository.
-func (o *DiffOptions) candidate(ctx context.Context, in *lifecycle.Installed, arg string) (string, error) {
+func (o *DiffOptions) candidate(ctx context.Context, in *action.Installed, arg string) (string, error) {
 	if _, err := os.Stat(arg); err == nil || strings.ContainsAny(arg, "/") {
 		return arg, nil
 	}
@@ -232,7 +236,7 @@ func comparePackages(ctx context.Context, root *Root, args [2]string, opts [2]so
 		return nil, err
 	}
 	for _, i := range infos {
-		fmt.Fprintln(root.IOStreams.ErrOut, describeSource(i))
+		fmt.Fprintln(root.IOStreams.ErrOut, i.Describe())
 	}
 	return r, nil
 }

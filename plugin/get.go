@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"strings"
 	"time"
 
@@ -13,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
@@ -98,80 +97,35 @@ func (o *GetOptions) Validate() error {
 // Run lists and prints. A first argument that is no kind the cluster
 // serves is a name.
 func (o *GetOptions) Run(ctx context.Context) error {
-	c, err := o.Cluster.connect(o.root)
+	cfg, err := o.root.config(&o.Cluster, nil, "")
 	if err != nil {
 		return err
 	}
-	args := o.args
-	if len(args) > 0 {
-		if k, err := cluster.ResolveKind(c.Dialect(), args[0]); err == nil {
-			o.kind, args = k, args[1:]
-		}
-	}
-	o.names = args
-	if len(o.names) > 0 && o.Selector != "" {
-		return &exit.UsageError{Err: fmt.Errorf("name cannot be provided when a selector is specified"), Hint: "See 'kubectl xpkg get --help' for usage."}
-	}
-	pkgs, missing := o.fetch(ctx, c)
-	if len(pkgs) == 0 && missing != nil {
-		return missing
-	}
-	// A Lock that is not resolved holds back every package: said on
-	// stderr; one that cannot be read (RBAC) is no business of get's.
-	if _, unresolved, err := c.LockState(ctx); err == nil && unresolved != nil {
-		fmt.Fprintf(o.root.IOStreams.ErrOut, "Warning: %s\n", installed.LockWarning(unresolved))
+	g := action.NewGet(cfg)
+	g.Selector, g.Wide = o.Selector, o.Output == printers.FormatWide
+	l, err := g.Run(ctx, o.args)
+	if err != nil {
+		return err
 	}
 	if o.Output == "" || o.Output == printers.FormatWide {
-		err = o.table(ctx, c, pkgs)
+		err = o.table(l)
 	} else {
-		err = o.document(pkgs)
+		err = o.document(l)
 	}
-	return errors.Join(err, missing)
+	return errors.Join(err, l.Missing)
 }
 
-// fetch reads the packages asked for. Of several names, those found are
-// printed and those not found fail the command after them, as kubectl get
-// does: the error names each.
-func (o *GetOptions) fetch(ctx context.Context, c *cluster.Cluster) ([]*installed.Package, error) {
-	if len(o.names) == 0 {
-		return c.List(ctx, o.kind, o.Selector)
-	}
-	var out []*installed.Package
-	var errs []error
-	for _, n := range o.names {
-		var p *installed.Package
-		var err error
-		if o.kind != "" {
-			p, err = c.Get(ctx, o.kind, n)
-		} else {
-			p, err = c.Find(ctx, n)
-		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, p)
-	}
-	if len(errs) > 0 {
-		return out, exit.Several(errs)
-	}
-	return out, nil
-}
-
-func (o *GetOptions) table(ctx context.Context, c *cluster.Cluster, pkgs []*installed.Package) error {
+func (o *GetOptions) table(l *action.Listing) error {
+	pkgs := l.Packages
 	if len(pkgs) == 0 {
 		fmt.Fprintln(o.root.IOStreams.ErrOut, "No packages found.")
 		return nil
 	}
 	header := []string{"NAME", "KIND", "PACKAGE", "VERSION", "INSTALLED", "HEALTHY", "REVISION", "AGE"}
 	wide := o.Output == printers.FormatWide
-	var revs map[*installed.Package]*installed.Revision
+	revs := l.Revisions
 	if wide {
 		header = append(header, "DIGEST", "ACTIVATION", "RUNTIME-CONFIG", "RUNTIME")
-		var err error
-		if revs, err = c.CurrentRevisions(ctx, pkgs); err != nil {
-			return err
-		}
 	}
 	t := printers.NewTable(header...)
 	t.NoHeaders = o.NoHeaders
@@ -191,7 +145,8 @@ func (o *GetOptions) table(ctx context.Context, c *cluster.Cluster, pkgs []*inst
 // jsonpath-as-json=, jsonpath-file=, go-template=, go-template-file=,
 // template= and templatefile=, of the object itself for one named
 // package, else of a List; custom-columns= is a table.
-func (o *GetOptions) document(pkgs []*installed.Package) error {
+func (o *GetOptions) document(l *action.Listing) error {
+	pkgs := l.Packages
 	out := o.root.IOStreams.Out
 	if spec, ok := strings.CutPrefix(o.Output, "custom-columns="); ok {
 		cols, err := printers.ParseCustomColumns(spec)
@@ -206,7 +161,7 @@ func (o *GetOptions) document(pkgs []*installed.Package) error {
 		return cols.Print(out, objs)
 	}
 	var obj runtime.Object
-	if len(o.names) == 1 && len(pkgs) == 1 {
+	if l.Named == 1 && len(pkgs) == 1 {
 		obj = pkgs[0].Object
 	} else {
 		list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}

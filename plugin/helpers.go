@@ -1,14 +1,10 @@
 package plugin
 
 import (
-	"errors"
-
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
@@ -45,13 +41,4 @@ func printObject(r *Root, output string, u *unstructured.Unstructured, verb stri
 		return err
 	}
 	return p.PrintObj(u, r.IOStreams.Out)
-}
-
-// waitError gives a timed-out wait its own exit code.
-func waitError(err error) error {
-	var te *cluster.WaitTimeoutError
-	if errors.As(err, &te) {
-		return exit.WithCode(exit.WaitTimedOut, err)
-	}
-	return err
 }

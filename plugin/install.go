@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,12 +11,10 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 )
 
 var installExample = `  # Install a provider; its kind is read from the package, its name is Crossplane's own
@@ -32,7 +31,7 @@ var installExample = `  # Install a provider; its kind is read from the package,
 
 // InstallOptions holds the flags and state of `kubectl xpkg install`.
 type InstallOptions struct {
-	Spec        cluster.InstallSpec
+	Spec        installed.InstallSpec
 	Manual      bool
 	Pin         bool
 	DryRun      string
@@ -166,71 +165,38 @@ func (o *InstallOptions) Validate() error {
 	return checkObjectOutput(o.Output)
 }
 
-// Run installs the package.
+// Run builds the package object and creates it, then waits as asked.
 func (o *InstallOptions) Run(ctx context.Context) error {
-	so, limits, err := o.Source.Options()
+	cfg, err := o.root.config(&o.Cluster, &o.Source, o.XPNamespace)
 	if err != nil {
 		return err
 	}
-	c, err := o.connect()
+	cfg.Offline = o.DryRun == dryRunClient // a client dry run asks no cluster
+	in, err := action.NewInstall(ctx, cfg, o.Pin)
 	if err != nil {
 		return err
 	}
-	if o.Spec.Namespace, _, err = o.root.Clients().Namespace(); err != nil {
-		return err
-	}
-	reg := lifecycle.DirectRegistry(so)
-	if o.DryRun != dryRunClient { // a client dry run asks no cluster
-		if reg, err = clusterRegistry(ctx, o.root, c, o.XPNamespace, &o.Source, so); err != nil {
-			return err
-		}
-	}
-	in := &lifecycle.Install{Cluster: c, Registry: reg, Limits: limits,
-		Offline: o.DryRun == dryRunClient, Pin: o.Pin, Progress: o.root.IOStreams.ErrOut,
-		Open: func(ctx context.Context, ref string, so source.Options) (*source.Package, error) {
-			return openPackage(ctx, o.root, ref, so)
-		}}
-	if err := in.Resolve(ctx, &o.Spec, o.ref, o.typedKind); err != nil {
-		return err
-	}
-	u, err := c.Dialect().Build(o.Spec)
-	if err != nil {
-		return err
-	}
-	if o.DryRun == dryRunClient {
-		return printObject(o.root, o.Output, u, "created (dry run)")
+	u, err := in.Build(ctx, &o.Spec, o.ref, o.typedKind)
+	if err != nil || cfg.Offline {
+		return cmp.Or(err, printObject(o.root, o.Output, u, "created (dry run)"))
 	}
 	start := time.Now()
-	p, installed, err := in.Create(ctx, o.Spec, u, o.DryRun == dryRunServer)
-	switch {
-	case err != nil:
+	p, already, err := in.Create(ctx, o.Spec, u, o.DryRun == dryRunServer)
+	if err := cmp.Or(err, o.created(p, already)); err != nil || o.Wait.d == 0 || o.DryRun == dryRunServer {
 		return err
-	case installed:
+	}
+	return in.Wait(ctx, o.Spec, o.Wait.d, start)
+}
+
+// created says what install did: created the object (printed as -o
+// asks), or found the package installed already.
+func (o *InstallOptions) created(p *installed.Package, already bool) error {
+	switch {
+	case already:
 		fmt.Fprintf(o.root.IOStreams.ErrOut, "%s is already installed from %s: nothing to do\n", p.KindName(), o.Spec.Package)
+		return nil
 	case o.DryRun == dryRunServer:
 		return printObject(o.root, o.Output, p.Object, "created (server dry run)")
-	default:
-		if err := printObject(o.root, o.Output, p.Object, "created"); err != nil {
-			return err
-		}
 	}
-	return o.wait(ctx, c, start)
-}
-
-// connect talks to the cluster, except for a client dry run without
-// --api-group, which prints the newest generation's object without any API
-// call.
-func (o *InstallOptions) connect() (*cluster.Cluster, error) {
-	if o.DryRun == dryRunClient && o.Cluster.APIGroup == "" {
-		return cluster.NewCluster(nil, cluster.StaticDialect(), ""), nil
-	}
-	return o.Cluster.connect(o.root)
-}
-
-func (o *InstallOptions) wait(ctx context.Context, c *cluster.Cluster, since time.Time) error {
-	if o.Wait.d == 0 {
-		return nil
-	}
-	p := &installed.Package{Kind: o.Spec.Kind, Name: o.Spec.Name}
-	return changeError(ctx, lifecycle.WaitInstalled(ctx, c, p, o.Wait.d, since, o.root.IOStreams.ErrOut))
+	return printObject(o.root, o.Output, p.Object, "created")
 }

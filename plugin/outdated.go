@@ -1,15 +1,14 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
@@ -37,7 +36,7 @@ type OutdatedOptions struct {
 
 // OutdatedReport is outdated -o json|yaml.
 type OutdatedReport struct {
-	Items []*lifecycle.Item `json:"items"`
+	Items []*action.Item `json:"items"`
 }
 
 // NewCmdOutdated builds `kubectl xpkg outdated`.
@@ -110,36 +109,28 @@ func (o *OutdatedOptions) Validate() error {
 
 // Run reads and prints.
 func (o *OutdatedOptions) Run(ctx context.Context) error {
-	c, err := o.Cluster.connect(o.root)
+	cfg, err := o.root.config(&o.Cluster, &o.Source, o.XPNamespace)
 	if err != nil {
 		return err
 	}
 	kind := ""
 	if o.kind != "" {
-		if kind, err = cluster.ResolveKind(c.Dialect(), o.kind); err != nil {
+		if kind, err = action.ResolveKind(cfg, o.kind); err != nil {
 			return err
 		}
 	}
-	so, _, err := o.Source.Options()
+	od, err := action.NewOutdated(ctx, cfg, o.Pre)
 	if err != nil {
 		return err
 	}
-	reg, err := clusterRegistry(ctx, o.root, c, o.XPNamespace, &o.Source, so)
-	if err != nil {
-		return err
-	}
-	od := &lifecycle.Outdated{Registry: reg, Pre: o.Pre}
 	items, _, err := od.Items(ctx, kind)
 	if err != nil {
 		return err
 	}
-	if err := o.print(items); err != nil {
-		return err
-	}
-	return unreadError(items)
+	return cmp.Or(o.print(items), action.UnreadError(items))
 }
 
-func (o *OutdatedOptions) print(items []*lifecycle.Item) error {
+func (o *OutdatedOptions) print(items []*action.Item) error {
 	out := o.root.IOStreams.Out
 	switch o.Output {
 	case printers.FormatJSON, printers.FormatYAML:
@@ -165,31 +156,14 @@ func (o *OutdatedOptions) print(items []*lifecycle.Item) error {
 	return t.Render(out)
 }
 
-// unreadError: the rows of repositories that could not be read are
-// printed marked; the errors follow, and the exit status is 1.
-func unreadError(items []*lifecycle.Item) error {
-	var errs []string
-	seen := map[string]bool{}
-	for _, it := range items {
-		if it.Error != "" && !seen[it.Error] {
-			seen[it.Error] = true
-			errs = append(errs, it.Error)
-		}
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return exit.WithCode(exit.Unread, fmt.Errorf("%s", strings.Join(errs, "; ")))
-}
-
-func ifRead(it *lifecycle.Item, s string) string {
+func ifRead(it *action.Item, s string) string {
 	if it.Error != "" {
 		return "<unknown>"
 	}
 	return orNone(shortDigest(s))
 }
 
-func driftMark(it *lifecycle.Item) string {
+func driftMark(it *action.Item) string {
 	switch {
 	case it.Error != "":
 		return "<unknown>"
@@ -203,7 +177,7 @@ func driftMark(it *lifecycle.Item) string {
 	return "no"
 }
 
-func heldBy(it *lifecycle.Item) string {
+func heldBy(it *action.Item) string {
 	var out []string
 	for _, h := range it.HeldBy {
 		out = append(out, h.By+" "+h.Constraint)

@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
 )
 
 var rollbackExample = `  # The plan only: a rollback can strand a stored version too
@@ -64,7 +64,7 @@ constraints still count. A downgrade is expected here, so it is only noted. A bl
 finding stops it with exit status 3 unless --force; --dry-run prints the plan and exits
 as the rollback would. The rules:
 
-` + lifecycle.RulesHelp(lifecycle.ActionRollback) + `
+` + action.RulesHelp(action.ActionRollback) + `
 
 --wait waits until the old version is installed, healthy and
 its definitions established.`,
@@ -105,18 +105,16 @@ func (o *RollbackOptions) Validate() error {
 
 // Run finds the revision to go back to, plans, gates and applies.
 func (o *RollbackOptions) Run(ctx context.Context) error {
-	so, limits, err := o.Source.Options()
+	cfg, err := o.root.config(&o.Cluster, &o.Source, o.XPNamespace)
 	if err != nil {
 		return err
 	}
-	c, in, err := readInstalled(ctx, o.root, &o.Cluster, o.arg, &o.Source, so, o.XPNamespace)
+	rb := action.NewRollback(cfg)
+	rb.ToRevision, rb.Activate, rb.NoPlan = o.ToRevision, o.Activate, o.Plan.NoPlan
+	rb.Options = o.Plan.changeOptions(o.root, o.Wait.d, false)
+	plan, err := rb.Plan(ctx, o.arg)
 	if err != nil {
 		return err
 	}
-	target, err := lifecycle.RollbackTarget(in, o.ToRevision)
-	if err != nil {
-		return err
-	}
-	change := newChange(o.root, c, o.XPNamespace, o.Activate, limits)
-	return runChange(ctx, o.root, &o.Plan, change, lifecycle.ActionRollback, in, target, lifecycle.ApplyOptions{Wait: o.Wait.d})
+	return o.Plan.run(ctx, o.root, plan, rb.Apply)
 }

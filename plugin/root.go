@@ -26,7 +26,6 @@ import (
 	// this registers oidc (and the stubs that explain the removed cloud ones).
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/version"
 )
@@ -45,15 +44,6 @@ const (
 type Root struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	IOStreams   genericiooptions.IOStreams
-	clients     *cluster.Clients
-}
-
-// Clients returns the API clients the connection flags resolve to.
-func (r *Root) Clients() *cluster.Clients {
-	if r.clients == nil {
-		r.clients = cluster.NewClients(r.ConfigFlags)
-	}
-	return r.clients
 }
 
 // NewCmdRoot builds the kubectl-xpkg command tree.

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func provider(name string) *unstructured.Unstructured {
 // the real API server through the plugin's own clients, selected by --context.
 func TestClientFactoryProviderLifecycle(t *testing.T) {
 	env := testenv.Get(t)
-	clients := rootWithFlags(t, "--kubeconfig", env.Kubeconfig, "--context", testenv.ContextAdmin).Clients()
+	clients := (&action.Config{Getter: rootWithFlags(t, "--kubeconfig", env.Kubeconfig, "--context", testenv.ContextAdmin).ConfigFlags}).Clients()
 	ctx := context.Background()
 
 	mapper, err := clients.Mapper()
@@ -95,7 +96,7 @@ func TestClientFactoryProviderLifecycle(t *testing.T) {
 // the server's denial as the one line a user would read.
 func TestRBACDenialIsOneLine(t *testing.T) {
 	env := testenv.Get(t)
-	clients := rootWithFlags(t, "--kubeconfig", env.Kubeconfig, "--context", testenv.ContextUser).Clients()
+	clients := (&action.Config{Getter: rootWithFlags(t, "--kubeconfig", env.Kubeconfig, "--context", testenv.ContextUser).ConfigFlags}).Clients()
 	dyn, err := clients.Dynamic()
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 )
 
 // TestEachVerbsHelpListsItsRules: the help of each verb that plans lists
@@ -15,12 +15,12 @@ import (
 func TestEachVerbsHelpListsItsRules(t *testing.T) {
 	streams, _, _, _ := genericiooptions.NewTestIOStreams()
 	root := NewCmdRoot(streams)
-	for _, verb := range []string{lifecycle.ActionUpgrade, lifecycle.ActionRollback, lifecycle.ActionUninstall} {
+	for _, verb := range []string{action.ActionUpgrade, action.ActionRollback, action.ActionUninstall} {
 		cmd, _, err := root.Find([]string{verb})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range lifecycle.Rules {
+		for _, r := range action.Rules {
 			listed := strings.Contains(cmd.Long, "* "+r.ID+": ")
 			if raised := slices.Contains(r.Verbs, verb); listed != raised {
 				t.Errorf("%s --help lists %s: %v; its plan raises it: %v", verb, r.ID, listed, raised)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/pflag"
@@ -99,26 +98,6 @@ func openPackage(ctx context.Context, r *Root, arg string, o source.Options) (*s
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintln(r.IOStreams.ErrOut, describeSource(p.Info))
+	fmt.Fprintln(r.IOStreams.ErrOut, p.Info.Describe())
 	return p, nil
-}
-
-// describeSource is the one line that says what was read: the resolved
-// reference and the rule that found the content.
-func describeSource(i source.Info) string {
-	what := i.Source
-	if i.Reference != "" {
-		what = i.Reference
-	}
-	if i.Digest != "" && !strings.HasSuffix(what, "@"+i.Digest) {
-		what += "@" + i.Digest
-	}
-	line := fmt.Sprintf("Reading %s %s (%s", i.Type, what, i.Rule)
-	for _, n := range i.Notes {
-		line += "; " + n
-	}
-	if i.Format == source.FormatLegacy {
-		line += "; legacy .registry/ package"
-	}
-	return line + ")"
 }

@@ -2,12 +2,11 @@ package plugin
 
 import (
 	"context"
-	"fmt"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/deptree"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
@@ -59,23 +58,11 @@ func (o *TreeOptions) Validate() error {
 
 // Run reads the Lock and the packages and prints the tree.
 func (o *TreeOptions) Run(ctx context.Context) error {
-	name := o.name
-	c, err := o.Cluster.connect(o.root)
+	cfg, err := o.root.config(&o.Cluster, nil, "")
 	if err != nil {
 		return err
 	}
-	lock, unresolved, err := c.LockState(ctx)
-	if err != nil {
-		return err
-	}
-	if unresolved != nil {
-		fmt.Fprintf(o.root.IOStreams.ErrOut, "Warning: %s\n", installed.LockWarning(unresolved))
-	}
-	pkgs, err := c.List(ctx, "", "")
-	if err != nil {
-		return err
-	}
-	roots, err := deptree.Build(lock, pkgs, name)
+	roots, err := action.Tree(ctx, cfg, o.name)
 	if err != nil {
 		return err
 	}

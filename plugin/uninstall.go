@@ -12,9 +12,9 @@ import (
 	"golang.org/x/term"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
 )
 
 var uninstallExample = `  # Uninstall a configuration, waiting until its revisions are gone
@@ -53,7 +53,7 @@ definitions they installed (CRDs, MRDs, XRDs), and with a definition every objec
 its kind. Before deleting anything, uninstall plans the removal; a blocking finding
 stops it with exit status 3 unless --force. The rules:
 
-` + lifecycle.RulesHelp(lifecycle.ActionUninstall) + `
+` + action.RulesHelp(action.ActionUninstall) + `
 
 Crossplane never removes dependencies: --with-dependencies also removes those that
 nothing else needs and that Crossplane's package manager installed as dependencies
@@ -108,11 +108,14 @@ func (o *UninstallOptions) Validate() error {
 
 // Run plans the removal, gates it, confirms it and carries it out.
 func (o *UninstallOptions) Run(ctx context.Context) error {
-	c, err := o.Cluster.connect(o.root)
+	cfg, err := o.root.config(&o.Cluster, nil, "")
 	if err != nil {
 		return err
 	}
-	u := &lifecycle.Uninstall{Cluster: c, WithDependencies: o.WithDeps}
+	u, err := action.NewUninstall(cfg, o.WithDeps)
+	if err != nil {
+		return err
+	}
 	plan, err := u.Plan(ctx, o.args)
 	if err != nil {
 		return err
@@ -123,19 +126,20 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	if !o.confirm(plan.Packages) {
 		return errors.New("uninstall cancelled")
 	}
-	out := o.root.IOStreams.Out
-	if o.Plan.Output != "" {
-		out = o.root.IOStreams.ErrOut
-	}
+	return u.Apply(ctx, plan, o.options())
+}
+
+// options say how the packages are removed, each printed as it is.
+func (o *UninstallOptions) options() action.UninstallOptions {
+	out := o.Plan.changeOptions(o.root, 0, false).Out
 	suffix := "deleted"
 	if o.Plan.DryRun == dryRunServer {
 		suffix = "deleted (server dry run)"
 	}
-	err = u.Run(ctx, plan, lifecycle.UninstallOptions{
+	return action.UninstallOptions{
 		DryRun: o.Plan.DryRun == dryRunServer, Wait: o.Wait.d, Progress: o.root.IOStreams.ErrOut,
 		Deleted: func(p *installed.Package) { fmt.Fprintf(out, "%s %s\n", p.KindName(), suffix) },
-	})
-	return changeError(ctx, err)
+	}
 }
 
 // confirm asks on a terminal, unless --yes or --dry-run.

@@ -1,18 +1,14 @@
 package plugin
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/lifecycle"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
 var upgradeExample = `  # Upgrade to the newest stable version above the current one
@@ -88,7 +84,7 @@ package with the new version (as kubectl xpkg diff does) and checks the result a
 the cluster. A blocking finding stops the upgrade with exit status 3 unless --force;
 warnings and notes (info) are printed and do not stop it. The rules:
 
-` + lifecycle.RulesHelp(lifecycle.ActionUpgrade) + `
+` + action.RulesHelp(action.ActionUpgrade) + `
 
 --dry-run prints the plan and exits as the upgrade would.
 
@@ -174,103 +170,24 @@ func (o *UpgradeOptions) Validate() error {
 
 // Run plans the upgrade, gates it, and applies it.
 func (o *UpgradeOptions) Run(ctx context.Context) error {
-	c, err := o.Cluster.connect(o.root)
+	cfg, err := o.root.config(&o.Cluster, &o.Source, o.XPNamespace)
 	if err != nil {
 		return err
 	}
 	if o.All {
-		return o.runAll(ctx, c)
+		return o.runAll(ctx, cfg)
 	}
-	p, err := c.Lookup(ctx, o.arg)
-	if err != nil {
-		return err
-	}
-	if err := o.waitable(p); err != nil {
-		return err
-	}
-	change := newChange(o.root, c, o.XPNamespace, o.Activate, xpkg.DefaultLimits)
+	up := action.NewUpgrade(cfg)
+	up.Version, up.Pre, up.Pin, up.Activate, up.NoPlan = o.version, o.Pre, o.Pin, o.Activate, o.Plan.NoPlan
+	up.Options = o.Plan.changeOptions(o.root, o.Wait.d, o.Atomic)
 	if o.Activate && o.version == "" {
 		// Nothing to change: activate the revision the package has.
-		return changeError(ctx, change.Activated(ctx, p, lifecycle.ApplyOptions{Wait: o.Wait.d, Progress: o.root.IOStreams.ErrOut, Out: o.root.IOStreams.Out}))
+		up.Options.Out = o.root.IOStreams.Out
+		return up.Activated(ctx, o.arg)
 	}
-	so, limits, err := o.Source.Options()
-	if err != nil {
+	plan, err := up.Plan(ctx, o.arg)
+	if plan == nil || err != nil {
 		return err
 	}
-	change.Limits = limits
-	reg, err := clusterRegistry(ctx, o.root, c, o.XPNamespace, &o.Source, so)
-	if err != nil {
-		return err
-	}
-	in, err := lifecycle.ReadInstalled(ctx, reg, p)
-	if err != nil {
-		return err
-	}
-	target, err := in.Target(ctx, o.version, o.Pre)
-	if err != nil {
-		return err
-	}
-	if o.Pin {
-		if target, err = in.Pin(ctx, target); err != nil {
-			return err
-		}
-	}
-	if target == p.Source {
-		fmt.Fprintf(o.root.IOStreams.ErrOut, "%s is already at %s: nothing to do\n", p.KindName(), p.Version)
-		return nil
-	}
-	return runChange(ctx, o.root, &o.Plan, change, lifecycle.ActionUpgrade, in, target, lifecycle.ApplyOptions{Wait: o.Wait.d, Atomic: o.Atomic})
-}
-
-// refShown is how the result line names a reference, as the plan's header
-// does: under Manual activation what runs (the plan's From) may differ
-// from what spec.package named before the change.
-func refShown(ref string) string { return cmp.Or(reference.Tag(ref), reference.Version(ref)) }
-
-// waitable refuses --wait for a package with Manual activation without
-// --activate: its new revision waits to be activated, so the wait could
-// only time out.
-func (o *UpgradeOptions) waitable(p *installed.Package) error {
-	if o.Wait.d == 0 || o.Activate || p.ActivationPolicy != "Manual" {
-		return nil
-	}
-	return &exit.UsageError{Err: fmt.Errorf("%s activates revisions by hand: with --wait, pass --activate too (or upgrade without --wait and activate later)", p.KindName()),
-		Hint: "See 'kubectl xpkg upgrade --help' for usage."}
-}
-
-// runChange plans a change of an installed package to target, gates it on
-// the plan, applies it and says what happened: what upgrade and rollback
-// share.
-func runChange(ctx context.Context, r *Root, pf *PlanFlags, change *lifecycle.Change, action string, in *lifecycle.Installed, target string, ao lifecycle.ApplyOptions) error {
-	var plan *lifecycle.Plan
-	if pf.NoPlan {
-		fmt.Fprintf(r.IOStreams.ErrOut, "Warning: going ahead without a plan (--no-plan): nothing checked what the %s does\n", action)
-		plan = lifecycle.NewPlan(action, in.Package.KindName(), in.Image, target)
-	} else {
-		var err error
-		if plan, err = change.Plan(ctx, action, in, target); err != nil {
-			// --force overrides a plan's findings, never a missing plan.
-			return fmt.Errorf("nothing changed, the %s could not be planned (--no-plan makes it without a plan): %w", action, err)
-		}
-		if proceed, err := pf.gate(r, plan); !proceed || err != nil {
-			return err
-		}
-	}
-	// With -o the plan is what stdout holds; the results go to stderr.
-	out := r.IOStreams.Out
-	if pf.Output != "" {
-		out = r.IOStreams.ErrOut
-	}
-	ao.DryRun, ao.Progress, ao.Out = pf.DryRun == dryRunServer, r.IOStreams.ErrOut, out
-	verb := map[string]string{lifecycle.ActionUpgrade: "upgraded", lifecycle.ActionRollback: "rolled back"}[action]
-	updated, err := change.Apply(ctx, in, target, ao)
-	switch {
-	case err != nil:
-		return changeError(ctx, fmt.Errorf("%s %s: %w", action, plan.Package, err))
-	case ao.DryRun:
-		fmt.Fprintf(out, "%s would be %s from %s to %s (server dry run: nothing changed)\n", plan.Package, verb, refShown(plan.From), updated.Version)
-	default:
-		fmt.Fprintf(out, "%s %s from %s to %s\n", plan.Package, verb, refShown(plan.From), updated.Version)
-	}
-	return nil
+	return o.Plan.run(ctx, o.root, plan, up.Apply)
 }

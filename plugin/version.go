@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"strings"
 
 	"github.com/spf13/cobra"
-	apimachineryversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/version"
 )
@@ -31,13 +30,6 @@ type VersionOptions struct {
 
 	root *Root
 	genericiooptions.IOStreams
-}
-
-// VersionReport is what `version -o json|yaml` prints.
-type VersionReport struct {
-	ClientVersion version.Info              `json:"clientVersion"`
-	ServerVersion *apimachineryversion.Info `json:"serverVersion,omitempty"`
-	PackageAPIs   []cluster.ServedAPI       `json:"packageAPIs,omitempty"`
 }
 
 // NewCmdVersion builds `kubectl xpkg version`.
@@ -70,10 +62,11 @@ func (o *VersionOptions) Validate() error {
 // Run prints the report. When the cluster cannot be reached the client
 // version is still printed, and the error says why the rest is missing.
 func (o *VersionOptions) Run(context.Context) error {
-	report := VersionReport{ClientVersion: version.Get()}
+	report := action.VersionReport{ClientVersion: version.Get()}
 	var clusterErr error
 	if !o.ClientOnly {
-		clusterErr = o.discover(&report)
+		cfg, _ := o.root.config(&ClusterFlags{}, nil, "")
+		clusterErr = action.ServerVersion(cfg, &report)
 	}
 	var err error
 	if o.Output != "" {
@@ -84,25 +77,7 @@ func (o *VersionOptions) Run(context.Context) error {
 	return errors.Join(err, clusterErr)
 }
 
-func (o *VersionOptions) discover(report *VersionReport) error {
-	dc, err := o.root.Clients().Discovery()
-	if err != nil {
-		return err
-	}
-	sv, err := dc.ServerVersion()
-	if err != nil {
-		return fmt.Errorf("read server version: %w", err)
-	}
-	report.ServerVersion = sv
-	apis, err := cluster.DiscoverPackageAPIsFresh(dc)
-	if err != nil {
-		return err
-	}
-	report.PackageAPIs = apis
-	return nil
-}
-
-func (o *VersionOptions) printHuman(r VersionReport, withServer bool) error {
+func (o *VersionOptions) printHuman(r action.VersionReport, withServer bool) error {
 	c := r.ClientVersion
 	details := []string{c.GoVersion, c.Platform}
 	if c.GitCommit != "" {

@@ -3,17 +3,12 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"slices"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 )
 
 var versionsExample = `  # The versions of a package, newest first, the installed one marked
@@ -32,13 +27,6 @@ type VersionsOptions struct {
 	XPNamespace string
 	repo        string
 	root        *Root
-}
-
-// VersionsReport is one tag of versions -o json|yaml.
-type VersionsReport struct {
-	Tag       string   `json:"tag"`
-	Semver    bool     `json:"semver"`
-	Installed []string `json:"installedAs,omitempty"`
 }
 
 // NewCmdVersions builds `kubectl xpkg versions`.
@@ -81,41 +69,16 @@ func (o *VersionsOptions) Validate() error { return printers.CheckFormat(o.Outpu
 
 // Run lists, orders, filters and marks the tags.
 func (o *VersionsOptions) Run(ctx context.Context) error {
-	repo := o.repo
-	so, _, err := o.Source.Options()
+	cfg, err := o.root.config(&o.Cluster, &o.Source, o.XPNamespace)
 	if err != nil {
 		return err
 	}
-	c := o.connect()
-	read, rso := repo, so
-	if c != nil { // read where the cluster's package manager reads
-		reg, err := clusterRegistry(ctx, o.root, c, o.XPNamespace, &o.Source, so)
-		if err != nil {
-			return err
-		}
-		if full, err := source.ParseReference(repo, so.Registry); err == nil {
-			repo = full.Context().Name()
-		}
-		if read, rso, err = reg.Read(ctx, repo, nil); err != nil {
-			return err
-		}
-	}
-	names, err := source.ListTags(ctx, read, rso)
+	v := action.NewVersions(cfg)
+	v.Constraint, v.Pre = o.Constraint, o.Pre
+	report, err := v.Run(ctx, o.repo)
 	if err != nil {
 		return err
 	}
-	tags := versions.Sort(names)
-	if o.Constraint != "" || !o.Pre {
-		kept, err := versions.Filter(tags, o.Constraint, o.Pre)
-		if err != nil {
-			return err
-		}
-		if o.Constraint == "" { // without a range, tags that are no version stay
-			kept = append(kept, slices.DeleteFunc(slices.Clone(tags), func(t versions.Tag) bool { return t.Version != nil })...)
-		}
-		tags = kept
-	}
-	report := o.mark(ctx, c, repo, so, tags)
 	if o.Output != "" {
 		return printers.PrintObject(o.root.IOStreams.Out, o.Output, report)
 	}
@@ -128,40 +91,6 @@ func (o *VersionsOptions) Run(ctx context.Context) error {
 		t.Row(r.Tag, orEmpty(r.Installed))
 	}
 	return t.Render(o.root.IOStreams.Out)
-}
-
-// connect is the cluster, or nil when it cannot be reached: versions
-// works without one.
-func (o *VersionsOptions) connect() *cluster.Cluster {
-	c, err := o.Cluster.connect(o.root)
-	if err != nil {
-		return nil
-	}
-	return c
-}
-
-// mark notes which installed packages run each tag.
-func (o *VersionsOptions) mark(ctx context.Context, c *cluster.Cluster, repo string, so source.Options, tags []versions.Tag) []VersionsReport {
-	installed := map[string][]string{}
-	if full, err := source.ParseReference(repo, so.Registry); err == nil {
-		if c != nil {
-			pkgs, err := c.List(ctx, "", "")
-			if err != nil {
-				// A mark that could not be checked is said, not left blank.
-				fmt.Fprintf(o.root.IOStreams.ErrOut, "Warning: the installed packages could not be listed, so none is marked: %s\n", exit.Message(err))
-			}
-			for _, p := range pkgs {
-				if reference.Repository(p.Source) == full.Context().Name() {
-					installed[p.Version] = append(installed[p.Version], p.KindName())
-				}
-			}
-		}
-	}
-	out := make([]VersionsReport, 0, len(tags))
-	for _, t := range tags {
-		out = append(out, VersionsReport{Tag: t.Name, Semver: t.Version != nil, Installed: installed[t.Name]})
-	}
-	return out
 }
 
 func orEmpty(s []string) string { return strings.Join(s, ", ") }

@@ -20,54 +20,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
-// Description is everything describe shows about a package.
-type Description struct {
-	Package      *installed.Package    `json:"package"`
-	Revisions    []*installed.Revision `json:"revisions"`
-	Dependencies []DependencyStatus    `json:"dependencies,omitempty"`
-	Dependents   []string              `json:"dependents,omitempty"`
-	Events       []Event               `json:"events,omitempty"`
-	// MRDs are the ManagedResourceDefinitions the current revision
-	// installed (Crossplane v2 providers), with their state; MRAPs the
-	// activation policies that activated some of them.
-	MRDs  []MRD  `json:"managedResourceDefinitions,omitempty"`
-	MRAPs []MRAP `json:"managedResourceActivationPolicies,omitempty"`
-	// LockUnresolved is the Lock's Resolved condition while it is not
-	// True: no package's dependencies are resolved until it is.
-	LockUnresolved *installed.Condition `json:"lockUnresolved,omitempty"`
-}
-
-// Current is the revision the package runs now, if any.
-func (d *Description) Current() *installed.Revision {
-	for _, r := range d.Revisions {
-		if r.Name == d.Package.CurrentRevision {
-			return r
-		}
-	}
-	return nil
-}
-
-// DependencyStatus is a declared dependency and how the Lock resolved it.
-type DependencyStatus struct {
-	Package     string `json:"package"`
-	Constraints string `json:"constraints"`
-	Kind        string `json:"kind,omitempty"`
-	// Resolved is the version the Lock holds for it; empty if none yet.
-	Resolved string `json:"resolved,omitempty"`
-}
-
-// Event is a recent event of the package or one of its revisions.
-type Event struct {
-	Type    string    `json:"type"`
-	Reason  string    `json:"reason"`
-	Object  string    `json:"object"`
-	Message string    `json:"message"`
-	From    string    `json:"from,omitempty"`
-	Count   int64     `json:"count"`
-	First   time.Time `json:"firstSeen"`
-	Last    time.Time `json:"lastSeen"`
-}
-
 var eventsGVR = schema.GroupVersionResource{Version: "v1", Resource: "events"}
 
 // EventsNamespace is where the API server keeps events of cluster-scoped
@@ -78,8 +30,8 @@ const EventsNamespace = "default"
 // four concurrent requests, however many revisions there are; for a
 // provider that installed MRDs, their states and the activation policies
 // in two more.
-func (c *Cluster) Describe(ctx context.Context, kind, name string) (*Description, error) {
-	d := &Description{}
+func (c *Cluster) Describe(ctx context.Context, kind, name string) (*installed.Description, error) {
+	d := &installed.Description{}
 	var lock []installed.LockPackage
 	var events []unstructured.Unstructured
 	g, gctx := errgroup.WithContext(ctx)
@@ -116,7 +68,7 @@ func (c *Cluster) Describe(ctx context.Context, kind, name string) (*Description
 // describeMRDs reads the state of the MRDs the current revision installed
 // and the policies that activated them: two more concurrent requests, for
 // a provider of Crossplane v2 only.
-func (c *Cluster) describeMRDs(ctx context.Context, d *Description) error {
+func (c *Cluster) describeMRDs(ctx context.Context, d *installed.Description) error {
 	var names []string
 	if r := d.Current(); r != nil {
 		for _, o := range r.Objects {
@@ -128,7 +80,7 @@ func (c *Cluster) describeMRDs(ctx context.Context, d *Description) error {
 	if len(names) == 0 {
 		return nil
 	}
-	var mraps []MRAP
+	var mraps []installed.MRAP
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		var err error
@@ -166,11 +118,11 @@ func (c *Cluster) describeMRDs(ctx context.Context, d *Description) error {
 	return nil
 }
 
-func dependencies(lock []installed.LockPackage, p *installed.Package) ([]DependencyStatus, []string) {
-	var deps []DependencyStatus
+func dependencies(lock []installed.LockPackage, p *installed.Package) ([]installed.DependencyStatus, []string) {
+	var deps []installed.DependencyStatus
 	if entry, ok := installed.LockEntry(lock, p); ok {
 		for _, dep := range entry.Dependencies {
-			ds := DependencyStatus{Package: dep.Package, Constraints: dep.Constraints, Kind: firstNonEmpty(dep.Kind, dep.Type)}
+			ds := installed.DependencyStatus{Package: dep.Package, Constraints: dep.Constraints, Kind: firstNonEmpty(dep.Kind, dep.Type)}
 			for _, lp := range lock {
 				if installed.SameRepo(lp.Source, dep.Package) {
 					ds.Resolved = lp.Version
@@ -192,7 +144,7 @@ const maxEvents = 20
 // packageEvents keeps the events of the package and its revisions in
 // kubectl describe's order (kubectl's SortableEvents: oldest first by last
 // timestamp), the newest 20 of them.
-func packageEvents(items []unstructured.Unstructured, d *Description) []Event {
+func packageEvents(items []unstructured.Unstructured, d *installed.Description) []installed.Event {
 	names := map[string]bool{d.Package.Kind + "/" + d.Package.Name: true}
 	for _, r := range d.Revisions {
 		names[r.Kind+"/"+r.Name] = true
@@ -220,9 +172,9 @@ func packageEvents(items []unstructured.Unstructured, d *Description) []Event {
 	if len(sorted) > maxEvents {
 		sorted = sorted[len(sorted)-maxEvents:]
 	}
-	out := make([]Event, 0, len(sorted))
+	out := make([]installed.Event, 0, len(sorted))
 	for _, e := range sorted {
-		out = append(out, Event{
+		out = append(out, installed.Event{
 			Type:    e.Type,
 			Reason:  e.Reason,
 			Object:  e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name,

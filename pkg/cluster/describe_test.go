@@ -32,7 +32,7 @@ func eventObject(kind, name, reason string, count int64, first, last time.Time) 
 // them (by last timestamp), the newest 20, with the source, the count and
 // both timestamps kept for kubectl's "AGE (xN over M)".
 func TestPackageEventsInKubectlsOrder(t *testing.T) {
-	d := &Description{
+	d := &installed.Description{
 		Package:   &installed.Package{Kind: "Provider", Name: "provider-nop"},
 		Revisions: []*installed.Revision{{Kind: "ProviderRevision", Name: "provider-nop-abc"}},
 	}

@@ -12,33 +12,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
-// InstallSpec is what the user asked to install. Pointer and nil fields
-// were not set: they are not sent, so that the API server defaults them.
-type InstallSpec struct {
-	Kind      string
-	Name      string
-	Namespace string
-	// Package is the fully qualified image reference; Typed the reference
-	// as the user typed it (v0.x requests keep the registry apart).
-	Package string
-	Typed   string
-
-	ActivationPolicy            *string
-	HistoryLimit                *int64
-	PullSecrets                 []string
-	PullPolicy                  *string
-	RuntimeConfig               *string
-	IgnoreCrossplaneConstraints *bool
-	SkipDependencyResolution    *bool
-	CommonLabels                map[string]string
-	CommonAnnotations           map[string]string
-
-	// Legacy generations.
-	Source                    string
-	CRD                       string
-	ServiceAccountAnnotations map[string]string
-}
-
 // Dialect speaks one generation of Crossplane's package API: it builds the
 // objects that install packages and reads them back into the common model,
 // so that the verbs never branch on the generation.
@@ -52,7 +25,7 @@ type Dialect interface {
 	// Namespaced tells whether objects of kind live in a namespace.
 	Namespaced(kind string) bool
 	// Build makes the object that installs spec.
-	Build(spec InstallSpec) (*unstructured.Unstructured, error)
+	Build(spec installed.InstallSpec) (*unstructured.Unstructured, error)
 	// Read turns a package object into the common model.
 	Read(u *unstructured.Unstructured) *installed.Package
 	// RevisionKind is the kind of kind's revisions ("" if it has none);

@@ -78,7 +78,7 @@ func (d *legacyDialect) IsRevisionOf(p *installed.Package, rev *unstructured.Uns
 // Build writes the install request: spec.source is the registry, taken from
 // the reference when it names one and --source does not; spec.package the
 // rest; or spec.crd to install the package owning a CRD.
-func (d *legacyDialect) Build(s InstallSpec) (*unstructured.Unstructured, error) {
+func (d *legacyDialect) Build(s installed.InstallSpec) (*unstructured.Unstructured, error) {
 	gvr, err := d.Resource(s.Kind)
 	if err != nil {
 		return nil, err
@@ -125,7 +125,7 @@ func nonEmpty(s string) *string {
 	return &s
 }
 
-func (d *legacyDialect) checkUnsupported(s InstallSpec) error {
+func (d *legacyDialect) checkUnsupported(s installed.InstallSpec) error {
 	if s.ActivationPolicy != nil || s.HistoryLimit != nil || s.RuntimeConfig != nil || s.IgnoreCrossplaneConstraints != nil ||
 		s.SkipDependencyResolution != nil || len(s.CommonLabels) > 0 || len(s.CommonAnnotations) > 0 {
 		return fmt.Errorf("revision, runtime, constraint, dependency and common label flags apply to pkg.crossplane.io; %s takes --source, --crd, --image-pull-policy, --package-pull-secrets and --service-account-annotation", d.api.Group)

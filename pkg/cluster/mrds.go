@@ -24,31 +24,15 @@ var (
 	mrapGVR = schema.GroupVersionResource{Group: "apiextensions.crossplane.io", Version: "v1alpha1", Resource: "managedresourceactivationpolicies"}
 )
 
-// MRD is a ManagedResourceDefinition's state, as Crossplane v2's
-// safe-start shows it: Active or Inactive, and whether it is Established.
-type MRD struct {
-	Name        string `json:"name"`
-	State       string `json:"state"`
-	Established string `json:"established"`
-}
-
-// MRAP is a ManagedResourceActivationPolicy: the patterns it activates and
-// the MRDs it did.
-type MRAP struct {
-	Name      string   `json:"name"`
-	Activate  []string `json:"activate"`
-	Activated []string `json:"activated,omitempty"`
-}
-
 // listPage is how many rows one request of a table list asks for.
 const listPage = 500
 
 // MRDs reads the state of the named ManagedResourceDefinitions, in the
 // order given. The cluster's MRDs are read as a server-side table (NAME,
 // STATE, ESTABLISHED: what kubectl get shows), a page of 500 at a time:
-// an MRD holds its CRD's whole schema, and a big provider has 2,000 of
+// an installed.MRD holds its CRD's whole schema, and a big provider has 2,000 of
 // them. Names the cluster does not hold are left out.
-func (c *Cluster) MRDs(ctx context.Context, names []string) ([]MRD, error) {
+func (c *Cluster) MRDs(ctx context.Context, names []string) ([]installed.MRD, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -56,8 +40,8 @@ func (c *Cluster) MRDs(ctx context.Context, names []string) ([]MRD, error) {
 	for _, n := range names {
 		want[n] = true
 	}
-	found := map[string]MRD{}
-	keep := func(m MRD) {
+	found := map[string]installed.MRD{}
+	keep := func(m installed.MRD) {
 		if want[m.Name] {
 			found[m.Name] = m
 		}
@@ -74,7 +58,7 @@ func (c *Cluster) MRDs(ctx context.Context, names []string) ([]MRD, error) {
 	case err != nil:
 		return nil, fmt.Errorf("list ManagedResourceDefinitions: %w", err)
 	}
-	out := make([]MRD, 0, len(found))
+	out := make([]installed.MRD, 0, len(found))
 	for _, n := range names {
 		if m, ok := found[n]; ok {
 			out = append(out, m)
@@ -85,7 +69,7 @@ func (c *Cluster) MRDs(ctx context.Context, names []string) ([]MRD, error) {
 
 // mrdList reads MRDs whole, page by page (a cluster without a REST
 // configuration: tests over a fake client).
-func (c *Cluster) mrdList(ctx context.Context, keep func(MRD)) error {
+func (c *Cluster) mrdList(ctx context.Context, keep func(installed.MRD)) error {
 	opts := metav1.ListOptions{Limit: listPage}
 	for {
 		l, err := c.dyn.Resource(mrdGVR).List(ctx, opts)
@@ -94,7 +78,7 @@ func (c *Cluster) mrdList(ctx context.Context, keep func(MRD)) error {
 		}
 		for i := range l.Items {
 			u := &l.Items[i]
-			m := MRD{Name: u.GetName()}
+			m := installed.MRD{Name: u.GetName()}
 			m.State, _, _ = unstructured.NestedString(u.Object, "spec", "state")
 			for _, cond := range installed.ReadConditions(u) {
 				if cond.Type == "Established" {
@@ -110,7 +94,7 @@ func (c *Cluster) mrdList(ctx context.Context, keep func(MRD)) error {
 }
 
 // mrdTable reads MRDs as server-side table rows.
-func (c *Cluster) mrdTable(ctx context.Context, keep func(MRD)) error {
+func (c *Cluster) mrdTable(ctx context.Context, keep func(installed.MRD)) error {
 	hc, err := rest.HTTPClientFor(c.rest)
 	if err != nil {
 		return err
@@ -138,7 +122,7 @@ func (c *Cluster) mrdTable(ctx context.Context, keep func(MRD)) error {
 				s, _ := row.Cells[i].(string)
 				return s
 			}
-			keep(MRD{Name: cell(iName), State: cell(iState), Established: cell(iEst)})
+			keep(installed.MRD{Name: cell(iName), State: cell(iState), Established: cell(iEst)})
 		}
 		if cont = t.Continue; cont == "" {
 			return nil
@@ -189,7 +173,7 @@ func getRaw(ctx context.Context, hc *http.Client, u, accept string) ([]byte, err
 
 // MRAPs reads the ManagedResourceActivationPolicies (a cluster without
 // them, before Crossplane v2, has none).
-func (c *Cluster) MRAPs(ctx context.Context) ([]MRAP, error) {
+func (c *Cluster) MRAPs(ctx context.Context) ([]installed.MRAP, error) {
 	l, err := c.dyn.Resource(mrapGVR).List(ctx, metav1.ListOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -197,10 +181,10 @@ func (c *Cluster) MRAPs(ctx context.Context) ([]MRAP, error) {
 	case err != nil:
 		return nil, fmt.Errorf("list ManagedResourceActivationPolicies: %w", err)
 	}
-	out := make([]MRAP, 0, len(l.Items))
+	out := make([]installed.MRAP, 0, len(l.Items))
 	for i := range l.Items {
 		u := &l.Items[i]
-		m := MRAP{Name: u.GetName()}
+		m := installed.MRAP{Name: u.GetName()}
 		m.Activate, _, _ = unstructured.NestedStringSlice(u.Object, "spec", "activate")
 		m.Activated, _, _ = unstructured.NestedStringSlice(u.Object, "status", "activated")
 		out = append(out, m)

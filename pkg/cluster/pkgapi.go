@@ -75,7 +75,7 @@ func (d *pkgDialect) Readiness(p *installed.Package) installed.Readiness {
 // Build sets only what the user asked for: the API server defaults the
 // rest, and some defaults differ from a zero value (revisionHistoryLimit: 0
 // disables revision cleanup).
-func (d *pkgDialect) Build(s InstallSpec) (*unstructured.Unstructured, error) {
+func (d *pkgDialect) Build(s installed.InstallSpec) (*unstructured.Unstructured, error) {
 	gvr, err := d.Resource(s.Kind)
 	if err != nil {
 		return nil, err

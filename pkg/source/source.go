@@ -125,6 +125,26 @@ type Info struct {
 	Image *ImageInfo `json:"image,omitempty"`
 }
 
+// Describe is the one line that says what was read: the resolved
+// reference and the rule that found the content.
+func (i Info) Describe() string {
+	what := i.Source
+	if i.Reference != "" {
+		what = i.Reference
+	}
+	if i.Digest != "" && !strings.HasSuffix(what, "@"+i.Digest) {
+		what += "@" + i.Digest
+	}
+	line := fmt.Sprintf("Reading %s %s (%s", i.Type, what, i.Rule)
+	for _, n := range i.Notes {
+		line += "; " + n
+	}
+	if i.Format == FormatLegacy {
+		line += "; legacy .registry/ package"
+	}
+	return line + ")"
+}
+
 // ImageInfo is what an image's manifests and config say, without its
 // content.
 type ImageInfo struct {

@@ -1,10 +1,9 @@
-package lifecycle
+package action
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"path/filepath"
 	"slices"
@@ -382,7 +381,7 @@ func testUpgradeAll(t *testing.T, watch bool) {
 	}
 
 	var done, replanned []string
-	err = ua.Apply(ctx, ps, ApplyOptions{Progress: io.Discard, Out: io.Discard}, StepEvents{
+	err = ua.Apply(ctx, ps, StepEvents{
 		Replanned: func(p *Plan) { replanned = append(replanned, p.Package) },
 		Done:      func(s *Step, _ *installed.Package) { done = append(done, s.Plan.Package) },
 	})
@@ -433,7 +432,7 @@ func TestUpgradeAllPlansTheFirstStepAgain(t *testing.T) {
 	if _, err := dyn.Resource(locksGVR).Update(ctx, l, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err = ua.Apply(ctx, ps, ApplyOptions{Progress: io.Discard, Out: io.Discard}, StepEvents{})
+	err = ua.Apply(ctx, ps, StepEvents{})
 	var ce *cluster.ChangedError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "a new finding: ") || !strings.Contains(err.Error(), "excludes v0.4.0") {
 		t.Fatalf("apply: %v", err)

@@ -1,10 +1,11 @@
-package lifecycle
+package action
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -35,12 +36,54 @@ type Install struct {
 	Pin bool
 	// Progress receives warnings.
 	Progress io.Writer
+	// Namespace is the kubeconfig's namespace (for the namespaced
+	// requests of Crossplane v0.x).
+	Namespace string
+}
+
+// NewInstall installs on cfg's cluster, reading packages through its
+// registry; offline (cfg.Offline, a client dry run) it builds the object
+// without asking the cluster, and reads packages as the user would.
+func NewInstall(ctx context.Context, cfg *Config, pin bool) (*Install, error) {
+	c, err := cfg.Cluster()
+	if err != nil {
+		return nil, err
+	}
+	ns, _, err := cfg.Clients().Namespace()
+	if err != nil {
+		return nil, err
+	}
+	reg, err := cfg.Registry(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Install{Cluster: c, Registry: reg, Limits: cfg.Limits, Offline: cfg.Offline, Pin: pin,
+		Progress: cfg.Events.progress(), Open: cfg.Open, Namespace: ns}, nil
+}
+
+// Build fills in spec from ref (Resolve) and builds the object that
+// installs it.
+func (i *Install) Build(ctx context.Context, spec *installed.InstallSpec, ref, typedKind string) (*unstructured.Unstructured, error) {
+	spec.Namespace = i.Namespace
+	if err := i.Resolve(ctx, spec, ref, typedKind); err != nil {
+		return nil, err
+	}
+	return i.Cluster.Dialect().Build(*spec)
+}
+
+// Wait waits up to d until the package spec installed, and its
+// dependencies, are installed and healthy and its definitions established
+// (failures of definitions counted from since); the error carries its
+// exit code.
+func (i *Install) Wait(ctx context.Context, spec installed.InstallSpec, d time.Duration, since time.Time) error {
+	p := &installed.Package{Kind: spec.Kind, Name: spec.Name}
+	return changeError(ctx, WaitInstalled(ctx, i.Cluster, p, d, since, i.Progress))
 }
 
 // Resolve fills in the spec from the reference: the fully qualified
 // package, the default name (Crossplane's own for a dependency), and the
 // kind, read from the package when typedKind is empty.
-func (i *Install) Resolve(ctx context.Context, spec *cluster.InstallSpec, ref, typedKind string) error {
+func (i *Install) Resolve(ctx context.Context, spec *installed.InstallSpec, ref, typedKind string) error {
 	if ref != "" {
 		if _, err := os.Stat(ref); err == nil {
 			return fmt.Errorf("%s is a local file or directory: Crossplane installs packages from a registry, so push it to one first and install that reference", ref)
@@ -84,7 +127,7 @@ func (i *Install) Resolve(ctx context.Context, spec *cluster.InstallSpec, ref, t
 
 // packageKind reads the package's meta object for its kind, or for a
 // legacy package the scope its app.yaml asks for.
-func (i *Install) packageKind(ctx context.Context, spec *cluster.InstallSpec) (string, error) {
+func (i *Install) packageKind(ctx context.Context, spec *installed.InstallSpec) (string, error) {
 	ref, so, err := i.Registry.Read(ctx, spec.Package, i.secrets(spec))
 	if err != nil {
 		return "", err
@@ -112,7 +155,7 @@ func (i *Install) packageKind(ctx context.Context, spec *cluster.InstallSpec) (s
 
 // secrets are the spec's pull secrets, unless offline (they live in the
 // cluster).
-func (i *Install) secrets(spec *cluster.InstallSpec) []string {
+func (i *Install) secrets(spec *installed.InstallSpec) []string {
 	if i.Offline {
 		return nil
 	}
@@ -138,7 +181,7 @@ func readKind(p *source.Package, limits xpkg.Limits) (string, error) {
 // Create creates the object; installed is set when the same package is
 // installed under the name already (nothing was created). Another package
 // under the name is an error.
-func (i *Install) Create(ctx context.Context, spec cluster.InstallSpec, u *unstructured.Unstructured, dryRun bool) (p *installed.Package, installed bool, err error) {
+func (i *Install) Create(ctx context.Context, spec installed.InstallSpec, u *unstructured.Unstructured, dryRun bool) (p *installed.Package, installed bool, err error) {
 	i.warnCustomName(ctx, spec)
 	if p, err := i.existing(ctx, spec); p != nil || err != nil {
 		return p, p != nil, err
@@ -156,13 +199,13 @@ func (i *Install) Create(ctx context.Context, spec cluster.InstallSpec, u *unstr
 	return created, false, nil
 }
 
-func specName(s cluster.InstallSpec) string {
+func specName(s installed.InstallSpec) string {
 	return installed.KindName(s.Kind, s.Name)
 }
 
 // existing is the same package installed under the name (nil when there
 // is none); another package there is an error.
-func (i *Install) existing(ctx context.Context, spec cluster.InstallSpec) (*installed.Package, error) {
+func (i *Install) existing(ctx context.Context, spec installed.InstallSpec) (*installed.Package, error) {
 	p, err := i.Cluster.Get(ctx, spec.Kind, spec.Name)
 	switch {
 	case apierrors.IsNotFound(err):
@@ -178,7 +221,7 @@ func (i *Install) existing(ctx context.Context, spec cluster.InstallSpec) (*inst
 
 // warnCustomName warns before a custom name creates the duplicate Crossplane
 // makes on the next upgrade when another package depends on this one.
-func (i *Install) warnCustomName(ctx context.Context, spec cluster.InstallSpec) {
+func (i *Install) warnCustomName(ctx context.Context, spec installed.InstallSpec) {
 	ref, err := source.ParseReference(spec.Package, "")
 	if err != nil || spec.Name == reference.DefaultName(ref) {
 		return

@@ -1,9 +1,10 @@
-package lifecycle
+package action
 
 import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"strings"
 	"testing"
 
@@ -11,7 +12,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -54,7 +54,7 @@ func TestRegistryReadsThroughImageConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg.OnResolve = func(r imageconfig.Resolution) { said = append(said, Describe(r)) }
+	reg.OnResolve = func(r imageconfig.Resolution) { said = append(said, DescribeResolution(r)) }
 	for range 2 {
 		ref, so, err := reg.Read(context.Background(), "mirror.invalid/org/p:v1", nil)
 		if err != nil {
@@ -121,8 +121,8 @@ func TestDescribeShowsMRDsAndTheirPolicies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.MRDs) != 2 || d.MRDs[0] != (cluster.MRD{Name: "a.example.org", State: "Active", Established: "True"}) ||
-		d.MRDs[1] != (cluster.MRD{Name: "b.example.org", State: "Inactive", Established: "False"}) {
+	if len(d.MRDs) != 2 || d.MRDs[0] != (installed.MRD{Name: "a.example.org", State: "Active", Established: "True"}) ||
+		d.MRDs[1] != (installed.MRD{Name: "b.example.org", State: "Inactive", Established: "False"}) {
 		t.Errorf("MRDs %+v", d.MRDs)
 	}
 	if len(d.MRAPs) != 1 || d.MRAPs[0].Name != "mine" || strings.Join(d.MRAPs[0].Activated, ",") != "a.example.org" {

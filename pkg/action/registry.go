@@ -1,4 +1,4 @@
-package lifecycle
+package action
 
 import (
 	"context"
@@ -216,9 +216,9 @@ func (r *Registry) warn(s string) {
 	}
 }
 
-// Describe says in one line how a resolution reads a reference, for
+// DescribeResolution says in one line how a resolution reads a reference, for
 // stderr: "Reading REF through ImageConfig NAME (as RESOLVED)".
-func Describe(res imageconfig.Resolution) string {
+func DescribeResolution(res imageconfig.Resolution) string {
 	var parts []string
 	if n := res.Rewritten(); n != "" {
 		parts = append(parts, fmt.Sprintf("through ImageConfig %s (as %s)", n, res.Resolved))

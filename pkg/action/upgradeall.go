@@ -1,7 +1,8 @@
-package lifecycle
+package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
@@ -24,6 +26,24 @@ type UpgradeAll struct {
 	Pin bool
 	// Force goes ahead despite blocking findings.
 	Force bool
+	// Apply says how each step is carried out (Run); a package with
+	// Manual activation cannot be waited for without Change.Activate.
+	Options ChangeOptions
+}
+
+// NewUpgradeAll is upgrade --all on cfg's cluster, reading packages
+// through its registry; it reads the cluster from one watch (Watch) until
+// stop.
+func NewUpgradeAll(ctx context.Context, cfg *Config, pre, activate bool) (u *UpgradeAll, stop func(), err error) {
+	reg, err := cfg.Registry(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	u = &UpgradeAll{Change: cfg.change(activate), Outdated: &Outdated{Registry: reg, Pre: pre}}
+	if stop, err = u.Watch(ctx); err != nil {
+		return nil, nil, err
+	}
+	return u, stop, nil
 }
 
 // Step is one package upgrade --all moves.
@@ -125,7 +145,35 @@ func (u *UpgradeAll) Plan(ctx context.Context) (*Plans, error) {
 		ps.Steps = append(ps.Steps, plan)
 		ps.steps = append(ps.steps, &Step{Item: it, Installed: in, Target: target, Plan: plan})
 	}
+	for _, st := range ps.steps {
+		if err := Waitable(st.Installed.Package, u.Options.Wait, u.Change.Activate); err != nil {
+			return nil, err
+		}
+	}
 	return ps, nil
+}
+
+// SkippedError is the error of the packages whose registries could not be
+// read (exit status 1), after what could be done was.
+func (p *Plans) SkippedError() error {
+	if len(p.Skipped) == 0 {
+		return nil
+	}
+	return exit.WithCode(exit.Unread, fmt.Errorf("not upgraded, their registries could not be read (kubectl xpkg outdated says why): %s", strings.Join(p.Skipped, ", ")))
+}
+
+// Apply runs the steps of ps (steps says how), as u.Options says, and
+// gives the error its exit code: a step a blocking finding stopped 3;
+// otherwise as for one upgrade; then the packages skipped.
+func (u *UpgradeAll) Apply(ctx context.Context, ps *Plans, ev StepEvents) error {
+	if err := u.steps(ctx, ps, u.Options.applyOptions(u.Change), ev); err != nil {
+		var se *StepError
+		if errors.As(err, &se) && se.Refused {
+			return exit.WithCode(exit.PlanRefused, err)
+		}
+		return changeError(ctx, err)
+	}
+	return ps.SkippedError()
 }
 
 // dependenciesFirst orders the items so that each comes after every item
@@ -196,14 +244,14 @@ func (e *StepError) Error() string {
 
 func (e *StepError) Unwrap() error { return e.Err }
 
-// Apply runs the steps in order. Each step is planned again just before
+// steps runs the steps in order. Each step is planned again just before
 // it runs: the combined plan may be minutes old, and the steps before it
 // changed the cluster. A blocking finding then stops it unless Force; the
 // first step is stopped too by any finding its approved plan did not have
 // (nothing has changed the cluster since but someone else). With o.Wait
 // each step is waited for before the next; with o.Atomic the step that
 // fails is rolled back, and nothing after it runs.
-func (u *UpgradeAll) Apply(ctx context.Context, ps *Plans, o ApplyOptions, ev StepEvents) error {
+func (u *UpgradeAll) steps(ctx context.Context, ps *Plans, o ApplyOptions, ev StepEvents) error {
 	var done []string
 	for i, s := range ps.steps {
 		notRun := func() []string {

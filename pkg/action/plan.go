@@ -6,7 +6,7 @@
 // return; the cluster API is pkg/cluster (which also waits), what the
 // package manager records pkg/installed, package contents pkg/source and
 // pkg/diff.
-package lifecycle
+package action
 
 import (
 	"fmt"
@@ -116,12 +116,30 @@ type Plan struct {
 	// Packages are the packages an uninstall removes, as kind/name, in
 	// the order it removes them.
 	Packages []string `json:"packages,omitempty"`
+
+	// in is the package an upgrade or rollback plan moves; unplanned a
+	// change made without a plan (--no-plan), which nothing checked.
+	in        *Installed
+	unplanned bool
 }
 
 // NewPlan is a plan with no findings yet: -o json prints "findings": [],
 // not null, when it finds none.
 func NewPlan(action, pkg, from, to string) *Plan {
 	return &Plan{Action: action, Package: pkg, From: from, To: to, Findings: []Finding{}}
+}
+
+// Planned tells a plan that checked the change from one made without a
+// plan (--no-plan), which has no findings to show or gate on.
+func (p *Plan) Planned() bool { return !p.unplanned }
+
+// Refused is the error of a plan a blocking finding stops; nil when none
+// does.
+func (p *Plan) Refused() *RefusedError {
+	if !p.Blocking() {
+		return nil
+	}
+	return &RefusedError{Plan: p}
 }
 
 // Blocking reports whether a finding stops the change.

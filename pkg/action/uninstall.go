@@ -1,4 +1,4 @@
-package lifecycle
+package action
 
 import (
 	"cmp"
@@ -23,6 +23,16 @@ type Uninstall struct {
 	WithDependencies bool
 	// done are the packages Run deleted so far.
 	done []string
+}
+
+// NewUninstall removes packages from cfg's cluster; withDeps removes the
+// dependencies nothing else needs too.
+func NewUninstall(cfg *Config, withDeps bool) (*Uninstall, error) {
+	c, err := cfg.Cluster()
+	if err != nil {
+		return nil, err
+	}
+	return &Uninstall{Cluster: c, WithDependencies: withDeps}, nil
 }
 
 // UninstallPlan is what an uninstall would remove and what it found.
@@ -203,14 +213,18 @@ type UninstallOptions struct {
 // before their dependencies are removed, when no --wait says how long.
 const DefaultDependencyWait = 5 * time.Minute
 
-// Run deletes the named packages, then (once they and their Lock entries
+// Apply deletes the named packages, then (once they and their Lock entries
 // are gone: the package manager would put back a dependency that a
 // package it still knows needs) their dependencies, and waits as asked.
 // Each deletion is planned again just before it is made (the plan that
 // was approved may be minutes old: a prompt, a wait), and made only if
 // it finds nothing the approved plan did not, with the package's UID and
 // resourceVersion as preconditions.
-func (u *Uninstall) Run(ctx context.Context, up *UninstallPlan, o UninstallOptions) error {
+func (u *Uninstall) Apply(ctx context.Context, up *UninstallPlan, o UninstallOptions) error {
+	return changeError(ctx, u.run(ctx, up, o))
+}
+
+func (u *Uninstall) run(ctx context.Context, up *UninstallPlan, o UninstallOptions) error {
 	named, err := u.replan(ctx, up, up.args, up.Named, u.WithDependencies, o.DryRun)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package lifecycle
+package action
 
 import (
 	"go/ast"

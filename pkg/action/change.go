@@ -1,9 +1,10 @@
-package lifecycle
+package action
 
 import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -39,6 +40,16 @@ type Change struct {
 	Activate bool
 	// OnRead hears what each package read found (may be nil).
 	OnRead func(source.Info)
+	// Progress hears what a change made without a plan, or made and
+	// followed, goes through (may be nil).
+	Progress io.Writer
+}
+
+func (c *Change) progress() io.Writer {
+	if c.Progress == nil {
+		return io.Discard
+	}
+	return c.Progress
 }
 
 // Plan checks moving the installed package to target, changing nothing:
@@ -50,6 +61,7 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 	// From is what runs: under Manual activation spec.package may name a
 	// revision not yet active.
 	p := NewPlan(action, pkg.KindName(), in.Image, target)
+	p.in = in
 	// Read where the package manager reads: through the ImageConfigs,
 	// with the package's pull secrets.
 	var refs [2]string

@@ -1,4 +1,4 @@
-package lifecycle
+package action
 
 import (
 	"context"
@@ -200,7 +200,7 @@ func TestUninstallWithDependencies(t *testing.T) {
 	}
 	// A dry run (the fake deletes anyway) needs no wait between the two.
 	var deleted []string
-	err = u.Run(context.Background(), up, UninstallOptions{DryRun: true, Progress: &strings.Builder{},
+	err = u.Apply(context.Background(), up, UninstallOptions{DryRun: true, Progress: &strings.Builder{},
 		Deleted: func(p *installed.Package) { deleted = append(deleted, p.KindName()) }})
 	if err != nil || strings.Join(deleted, ",") != "configuration/configuration-stored,provider/provider-stored" {
 		t.Errorf("deleted %v, %v", deleted, err)
@@ -244,7 +244,7 @@ func TestUninstallWithDependenciesKeepsExplicitOnes(t *testing.T) {
 				t.Errorf("the finding does not say who: %s", f[0].Message)
 			}
 			var deleted []string
-			err = u.Run(ctx, up, UninstallOptions{DryRun: true, Progress: &strings.Builder{},
+			err = u.Apply(ctx, up, UninstallOptions{DryRun: true, Progress: &strings.Builder{},
 				Deleted: func(p *installed.Package) { deleted = append(deleted, p.KindName()) }})
 			if err != nil || strings.Join(deleted, ",") != "configuration/configuration-stored" {
 				t.Errorf("deleted %v, %v", deleted, err)

@@ -1,0 +1,132 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
+)
+
+// Config is what every action shares, as Helm's action.Configuration is:
+// the cluster it acts on (reached through the kubectl flags), how it reads
+// packages, their limits, Crossplane's namespace and where it reports.
+// A command builds one from its flags and hands it to the actions it runs;
+// the cluster is connected to, and its ImageConfigs read, once, when an
+// action first needs them.
+type Config struct {
+	// Getter resolves the kubectl flags (--kubeconfig, --context, --as...).
+	Getter genericclioptions.RESTClientGetter
+	// APIGroup is the package API to use when the cluster serves several
+	// ("": the newest served).
+	APIGroup string
+	// XPNamespace is Crossplane's namespace: its pull secrets live there.
+	XPNamespace string
+	// Source says how packages are read (registry, retries, platform).
+	Source source.Options
+	// Limits bound what a package read may parse.
+	Limits xpkg.Limits
+	// NoImageConfig reads packages as written, without the cluster's
+	// ImageConfigs (--no-image-config).
+	NoImageConfig bool
+	// Offline builds objects without asking the cluster (a client dry run
+	// of install).
+	Offline bool
+	Events  Events
+
+	clients  *cluster.Clients
+	cluster  *cluster.Cluster
+	registry *Registry
+}
+
+// Events is where actions report as they go: progress, warnings and the
+// packages they read (stderr for the command line). A nil writer is
+// silent.
+type Events struct {
+	Progress io.Writer
+	// Bar, when set, shows the download of a package's layer (a terminal).
+	Bar io.Writer
+}
+
+func (e Events) progress() io.Writer {
+	if e.Progress == nil {
+		return io.Discard
+	}
+	return e.Progress
+}
+
+// Clients are the API clients the kubectl flags resolve to, built once.
+func (c *Config) Clients() *cluster.Clients {
+	if c.clients == nil {
+		c.clients = cluster.NewClients(c.Getter)
+	}
+	return c.clients
+}
+
+// Cluster discovers the cluster's package API and connects to it, once.
+// Offline it is a cluster that only builds objects (unless an API group
+// was asked for, which needs discovery).
+func (c *Config) Cluster() (*cluster.Cluster, error) {
+	if c.cluster != nil {
+		return c.cluster, nil
+	}
+	if c.Offline && c.APIGroup == "" {
+		c.cluster = cluster.NewCluster(nil, cluster.StaticDialect(), "")
+		return c.cluster, nil
+	}
+	cl, err := cluster.Connect(c.Clients(), c.APIGroup)
+	if err != nil {
+		return nil, err
+	}
+	c.cluster = cl
+	return cl, nil
+}
+
+// Registry reads packages on behalf of the cluster, as its package
+// manager does: through its ImageConfigs (unless NoImageConfig) and pull
+// secrets, saying on Progress which ImageConfig applied to what. Offline
+// it reads as the user would.
+func (c *Config) Registry(ctx context.Context) (*Registry, error) {
+	if c.registry != nil {
+		return c.registry, nil
+	}
+	if c.Offline {
+		c.registry = DirectRegistry(c.Source)
+		return c.registry, nil
+	}
+	cl, err := c.Cluster()
+	if err != nil {
+		return nil, err
+	}
+	out := c.Events.progress()
+	reg, err := NewRegistry(ctx, cl, c.XPNamespace, c.Source, !c.NoImageConfig, func(s string) { fmt.Fprintln(out, s) })
+	if err != nil {
+		return nil, err
+	}
+	reg.OnResolve = func(res imageconfig.Resolution) { fmt.Fprintln(out, DescribeResolution(res)) }
+	c.registry = reg
+	return reg, nil
+}
+
+// Open reads the package ref names with options so and says on Progress
+// what it read (a download bar on Events.Bar).
+func (c *Config) Open(ctx context.Context, ref string, so source.Options) (*source.Package, error) {
+	if c.Events.Bar != nil {
+		so.Progress = c.Events.Bar
+	}
+	p, err := source.Open(ctx, ref, so)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(c.Events.progress(), p.Info.Describe())
+	return p, nil
+}
+
+// Said tells Progress that a package was read (for reads that do not go
+// through Open).
+func (c *Config) Said(i source.Info) { fmt.Fprintln(c.Events.progress(), i.Describe()) }
