@@ -123,6 +123,12 @@ func (o *ExtractOptions) Run(ctx context.Context) error {
 	case o.file != "":
 		return o.writeFile(ctx, p, opts)
 	}
+	return o.writeStdout(p, opts)
+}
+
+// writeStdout writes the package to stdout; a failure names its cause
+// (the package's, when reading it failed).
+func (o *ExtractOptions) writeStdout(p *source.Package, opts extract.Options) error {
 	if err := o.write(p, opts); err != nil {
 		return p.Cause(err)
 	}

@@ -1,9 +1,8 @@
 // Package plugin is the command layer of kubectl-xpkg: one file per verb, each
-// an options struct with Complete, Validate and Run that parses flags, calls
-// into pkg/ and prints. Some verbs' Run still makes decisions that belong to
-// their use case (upgrade's no-op check and pinning, install's build of the
-// object, the gate of a plan), and 12 files still reach pkg/cluster (the
-// list in pkg/testing/arch): they are leaving for pkg/lifecycle.
+// an options struct with Complete, Validate and Run that binds the flags onto
+// the use cases of pkg/action (through one action.Config), runs them and
+// prints what they return. It never reaches the cluster API (pkg/cluster)
+// itself: pkg/testing/arch holds it to that.
 package plugin
 
 import (

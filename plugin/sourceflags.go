@@ -3,11 +3,10 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"os"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
@@ -91,13 +90,5 @@ func byteSize(flag, v string) (int64, error) {
 // openPackage opens a package source and reports on stderr what was met;
 // a terminal's stderr also shows the progress of large downloads.
 func openPackage(ctx context.Context, r *Root, arg string, o source.Options) (*source.Package, error) {
-	if f, ok := r.IOStreams.ErrOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		o.Progress = f
-	}
-	p, err := source.Open(ctx, arg, o)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintln(r.IOStreams.ErrOut, p.Info.Describe())
-	return p, nil
+	return (&action.Config{Events: r.events()}).Open(ctx, arg, o)
 }

@@ -98,6 +98,15 @@ func (o *ValidateOptions) Run(ctx context.Context) error {
 		}
 	}
 	s := validate.Summarize(results)
+	if err := o.summary(out, results, s); err != nil {
+		return err
+	}
+	return validateStatus(s)
+}
+
+// summary prints the summary after the packages' text, or the whole
+// report with -o.
+func (o *ValidateOptions) summary(out *printers.ErrWriter, results []validate.Result, s validate.Summary) error {
 	if o.Output != "" {
 		if err := printers.PrintObject(out, o.Output, ValidateReport{Packages: results, Summary: s}); err != nil {
 			return err
@@ -105,9 +114,12 @@ func (o *ValidateOptions) Run(ctx context.Context) error {
 	} else {
 		fmt.Fprintln(out, s)
 	}
-	if out.Err != nil {
-		return out.Err
-	}
+	return out.Err
+}
+
+// validateStatus is the exit status: 2 when a package could not be read,
+// else 1 when one is invalid.
+func validateStatus(s validate.Summary) error {
 	switch {
 	case s.Unreadable > 0:
 		return exit.WithCode(exit.ValidateUnreadable, exit.Silent)

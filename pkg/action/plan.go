@@ -1,8 +1,12 @@
-// Package lifecycle holds the use cases of the cluster verbs: Change (upgrade
-// and rollback), Uninstall and UpgradeAll, each with Plan (what the change
-// would do, as findings, under the rules of Rules) and Apply (do it, as
-// planned, with --atomic); Install; Outdated (what each package may move
-// to). The command layer binds flags to these types and prints what they
+// Package action holds the use cases of the cluster verbs, as Helm's
+// pkg/action does: one Config, built by a command from its flags, serves
+// every action it runs. The change verbs (Upgrade, Rollback, UpgradeAll,
+// Uninstall) each have Plan (what the change would do, as findings, under
+// the rules of Rules) and Apply (do it, as planned, with --atomic; errors
+// carry their exit code); Gate refuses a plan with blocking findings.
+// Install builds and creates a package object; Outdated says what each
+// package may move to; Get, Describe, Tree, Versions and ServerVersion
+// read. The command layer binds flags to these types and prints what they
 // return; the cluster API is pkg/cluster (which also waits), what the
 // package manager records pkg/installed, package contents pkg/source and
 // pkg/diff.

@@ -13,7 +13,7 @@ import (
 )
 
 // PlanInput is what an upgrade or rollback plan needs of the two packages
-// (Plan is the name of the plan itself, in pkg/lifecycle).
+// (Plan is the name of the plan itself, in pkg/action).
 type PlanInput struct {
 	Report *diff.Report
 	// Old and New are what each package's definitions make, for
