@@ -147,15 +147,7 @@ func NewRollback(cfg *Config) *Rollback { return &Rollback{cfg: cfg} }
 
 // Plan finds the package name names and plans its rollback.
 func (r *Rollback) Plan(ctx context.Context, name string) (*Plan, error) {
-	c, err := r.cfg.Cluster()
-	if err != nil {
-		return nil, err
-	}
-	p, err := c.Lookup(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	in, err := r.cfg.installed(ctx, p)
+	in, err := r.cfg.ReadPackage(ctx, name)
 	if err != nil {
 		return nil, err
 	}
