@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -177,12 +176,18 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		return err
 	}
 	u, err := in.Build(ctx, &o.Spec, o.ref, o.typedKind)
-	if err != nil || cfg.Offline {
-		return cmp.Or(err, printObject(o.root, o.Output, u, "created (dry run)"))
+	if err != nil {
+		return err
+	}
+	if cfg.Offline {
+		return printObject(o.root, o.Output, u, "created (dry run)")
 	}
 	start := time.Now()
 	p, already, err := in.Create(ctx, o.Spec, u, o.DryRun == dryRunServer)
-	if err := cmp.Or(err, o.created(p, already)); err != nil || o.Wait.d == 0 || o.DryRun == dryRunServer {
+	if err != nil {
+		return err
+	}
+	if err := o.created(p, already); err != nil || o.Wait.d == 0 || o.DryRun == dryRunServer {
 		return err
 	}
 	return in.Wait(ctx, o.Spec, o.Wait.d, start)
