@@ -100,14 +100,18 @@ func (f *PlanFlags) gate(r *Root, p *action.Plan) (proceed bool, err error) {
 	return f.DryRun != dryRunClient, nil
 }
 
-// changeOptions are how the change is carried out: with -o the plan is
-// what stdout holds, and the results go to stderr.
+// changeOptions are how the change is carried out.
 func (f *PlanFlags) changeOptions(r *Root, wait time.Duration, atomic bool) action.ChangeOptions {
-	out := r.IOStreams.Out
+	return action.ChangeOptions{Wait: wait, Atomic: atomic, DryRun: f.DryRun == dryRunServer, Out: f.results(r)}
+}
+
+// results is where the change's results go: with -o the plan is what
+// stdout holds, and they go to stderr.
+func (f *PlanFlags) results(r *Root) io.Writer {
 	if f.Output != "" {
-		out = r.IOStreams.ErrOut
+		return r.IOStreams.ErrOut
 	}
-	return action.ChangeOptions{Wait: wait, Atomic: atomic, DryRun: f.DryRun == dryRunServer, Out: out}
+	return r.IOStreams.Out
 }
 
 // run gates the change on its plan (one made without a plan has nothing
@@ -123,7 +127,7 @@ func (f *PlanFlags) run(ctx context.Context, r *Root, plan *action.Plan, apply f
 	if err != nil {
 		return err
 	}
-	out := f.changeOptions(r, 0, false).Out
+	out := f.results(r)
 	verb := map[string]string{action.ActionUpgrade: "upgraded", action.ActionRollback: "rolled back"}[res.Action]
 	if res.DryRun {
 		fmt.Fprintf(out, "%s would be %s from %s to %s (server dry run: nothing changed)\n", res.Package, verb, res.From, res.To)

@@ -131,7 +131,7 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 
 // options say how the packages are removed, each printed as it is.
 func (o *UninstallOptions) options() action.UninstallOptions {
-	out := o.Plan.changeOptions(o.root, 0, false).Out
+	out := o.Plan.results(o.root)
 	suffix := "deleted"
 	if o.Plan.DryRun == dryRunServer {
 		suffix = "deleted (server dry run)"
