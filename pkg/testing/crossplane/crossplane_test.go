@@ -59,7 +59,7 @@ func TestPackageManagerInstallsAndCascades(t *testing.T) {
 		{ProviderGVR, ProviderRevisionGVR, repo + "provider-nop"},
 		{FunctionGVR, FunctionRevisionGVR, repo + "function-patch-and-transform"},
 	}
-	t.Cleanup(func() { cleanUp(t, dc, repo, cfgName, deps) })
+	t.Cleanup(func() { cleanUp(t, dc, repo+"configuration-aws-network", cfgName, deps) })
 	if _, err := dc.Resource(ConfigurationGVR).Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create Configuration: %v", err)
 	}
@@ -162,11 +162,12 @@ func revisionsOf(t *testing.T, dc dynamic.Interface, gvr schema.GroupVersionReso
 	return out
 }
 
-// cleanUp deletes the Configuration and the dependencies Crossplane
-// installed for it (Crossplane leaves those), and waits until they, their
-// revisions and their Lock entries are gone, so that later tests in the
-// cluster start from nothing.
-func cleanUp(t *testing.T, dc dynamic.Interface, repo, cfgName string, deps []dependency) {
+// cleanUp deletes the Configuration (from repository cfgRepo) and the
+// dependencies Crossplane installed for it (Crossplane leaves those), and
+// waits until they, their revisions and their Lock entries are gone, so
+// that later tests in the cluster start from nothing. Only their own Lock
+// entries count: what another test of the cluster left is not theirs.
+func cleanUp(t *testing.T, dc dynamic.Interface, cfgRepo, cfgName string, deps []dependency) {
 	ctx := context.Background()
 	type victim struct {
 		gvr, revGVR schema.GroupVersionResource
@@ -210,8 +211,12 @@ func cleanUp(t *testing.T, dc dynamic.Interface, repo, cfgName string, deps []de
 		if err != nil {
 			return err
 		}
+		ours := []string{cfgRepo}
+		for _, d := range deps {
+			ours = append(ours, d.repository)
+		}
 		for _, src := range lockSources(lock) {
-			if strings.HasPrefix(src, repo) {
+			if slices.Contains(ours, src) {
 				return fmt.Errorf("the Lock still lists %s", src)
 			}
 		}
