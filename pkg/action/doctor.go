@@ -156,10 +156,13 @@ func (s *state) entryOwner(lp installed.LockPackage) string {
 
 // WriteReport prints the report for people as a plan is printed: what was
 // read, the counts by severity, one line per finding, blocking first.
-// What could not be read is not printed here (the command makes it its
-// error).
+// What could not be read is counted in the heading, not named (the
+// command makes each its error line).
 func WriteReport(w io.Writer, r *Report) error {
 	head := fmt.Sprintf("Doctor: %d packages, %d revisions, %d Lock entries read", r.Packages, r.Revisions, r.LockEntries)
+	if len(r.Unread) > 0 {
+		head += fmt.Sprintf("; %d reads failed, so the findings are not complete", len(r.Unread))
+	}
 	if r.Healthy() {
 		_, err := fmt.Fprintf(w, "%s\n  no problems found\n", head)
 		return err

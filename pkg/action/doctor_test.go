@@ -384,4 +384,11 @@ func TestDoctorSaysWhatItCouldNotRead(t *testing.T) {
 	if r.Healthy() {
 		t.Error("a partial read is healthy")
 	}
+	var out bytes.Buffer
+	if err := WriteReport(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "; 1 reads failed, so the findings are not complete\n") || strings.Contains(out.String(), "no problems found") {
+		t.Errorf("text:\n%s", out.String())
+	}
 }
