@@ -209,3 +209,32 @@ func awaitGrant(t *testing.T, env *testenv.Env) {
 		}
 	}
 }
+
+// TestInstallRefusesATwin: install REF other-name of a repository that a
+// package installs already is refused in one line, naming that package
+// and the way out (exit 1, nothing created); --force installs it.
+func TestInstallRefusesATwin(t *testing.T) {
+	env := testenv.Get(t)
+	dyn, err := env.DynamicClient(testenv.ContextAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := pushSample(t, env, "provider-nop", "v0.4.0")
+	repo := ref[:strings.LastIndex(ref, ":")]
+	x := clitest.New(t).WithEnv(env)
+	for _, n := range []string{"twin-first", "twin-second"} {
+		t.Cleanup(func() { _ = dyn.Resource(providersGVR).Delete(context.Background(), n, metav1.DeleteOptions{}) })
+	}
+	x.Run("install", "provider", ref, "twin-first").Succeeds(t)
+
+	r := x.Run("install", "provider", ref, "twin-second").Fails(t, 1)
+	want := "error: " + repo + " is installed already as provider/twin-first (" + ref + "): a second package of one repository puts two nodes for it in the Lock, and Crossplane then resolves no package's dependencies; use 'kubectl xpkg upgrade provider/twin-first' to change its version, or pass --force to install it twice anyway\n"
+	if r.Stderr != want || r.Stdout != "" {
+		t.Errorf("stdout %q, stderr:\n%s\nwant:\n%s", r.Stdout, r.Stderr, want)
+	}
+	if _, err := dyn.Resource(providersGVR).Get(context.Background(), "twin-second", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused package exists (or cannot be read: %v)", err)
+	}
+	r = x.Run("install", "provider", ref, "twin-second", "--force").Succeeds(t)
+	contains(t, "install --force", r.Stdout, "provider.pkg.crossplane.io/twin-second created")
+}
