@@ -33,6 +33,7 @@ type InstallOptions struct {
 	Spec        installed.InstallSpec
 	Manual      bool
 	Pin         bool
+	Force       bool
 	DryRun      string
 	Output      string
 	Wait        waitFlag
@@ -65,7 +66,10 @@ dependencies until all are installed and healthy, and the definitions the revisi
 installed (CRDs, MRDs, XRDs) are established. --pin resolves the tag to the digest it
 names now and installs repository:tag@sha256:..., which the package manager pulls by
 digest (a package that others depend on with a version range should not be pinned:
-see kubectl xpkg upgrade --help).`,
+see kubectl xpkg upgrade --help). A repository that another package installs already is
+refused, naming that package: two packages of one repository put two nodes for it in
+Crossplane's Lock, which then resolves no package's dependencies (see kubectl xpkg
+doctor); --force installs it anyway.`,
 		Example: installExample,
 		GroupID: groupCluster,
 		Args:    cobra.RangeArgs(0, 3),
@@ -94,6 +98,7 @@ func (o *InstallOptions) addFlags(cmd *cobra.Command) {
 	f.String("image-pull-policy", "", "Crossplane v0.x: the controller image pull policy.")
 	f.StringToStringVar(&o.Spec.ServiceAccountAnnotations, "service-account-annotation", nil, "Crossplane v0.x: annotations for the controller's service account.")
 	f.BoolVar(&o.Pin, "pin", false, "Pin the package by digest: resolve its tag now and write repository:tag@sha256:... to spec.package.")
+	f.BoolVar(&o.Force, "force", false, "Install even when another package installs the same repository (Crossplane then has two Lock nodes for it and resolves no package's dependencies until one is deleted).")
 	addDryRunFlag(f, &o.DryRun, "print the object without contacting the cluster", "have the API server check it without persisting it")
 	f.StringVarP(&o.Output, "output", "o", "", "Print the object: yaml, json or name.")
 	addWaitFlag(f, &o.Wait, "the package and its dependencies are installed and healthy")
@@ -171,7 +176,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		return err
 	}
 	cfg.Offline = o.DryRun == dryRunClient // a client dry run asks no cluster
-	in, err := action.NewInstall(ctx, cfg, o.Pin)
+	in, err := action.NewInstall(ctx, cfg, o.Pin, o.Force)
 	if err != nil {
 		return err
 	}

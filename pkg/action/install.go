@@ -34,6 +34,8 @@ type Install struct {
 	// Pin resolves the reference's tag to its digest and installs
 	// repository:tag@digest.
 	Pin bool
+	// Force installs even when another package installs the repository.
+	Force bool
 	// Progress receives warnings.
 	Progress io.Writer
 	// Namespace is the kubeconfig's namespace (for the namespaced
@@ -43,8 +45,9 @@ type Install struct {
 
 // NewInstall installs on cfg's cluster, reading packages through its
 // registry; offline (cfg.Offline, a client dry run) it builds the object
-// without asking the cluster, and reads packages as the user would.
-func NewInstall(ctx context.Context, cfg *Config, pin bool) (*Install, error) {
+// without asking the cluster, and reads packages as the user would. force
+// installs a repository another package installs already.
+func NewInstall(ctx context.Context, cfg *Config, pin, force bool) (*Install, error) {
 	c, err := cfg.Cluster()
 	if err != nil {
 		return nil, err
@@ -57,7 +60,7 @@ func NewInstall(ctx context.Context, cfg *Config, pin bool) (*Install, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Install{Cluster: c, Registry: reg, Limits: cfg.Limits, Offline: cfg.Offline, Pin: pin,
+	return &Install{Cluster: c, Registry: reg, Limits: cfg.Limits, Offline: cfg.Offline, Pin: pin, Force: force,
 		Progress: cfg.Events.progress(), Open: cfg.Open, Namespace: ns}, nil
 }
 
@@ -186,6 +189,9 @@ func (i *Install) Create(ctx context.Context, spec installed.InstallSpec, u *uns
 	if p, err := i.existing(ctx, spec); p != nil || err != nil {
 		return p, p != nil, err
 	}
+	if err := i.refuseTwin(ctx, spec); err != nil {
+		return nil, false, err
+	}
 	created, err := i.Cluster.Create(ctx, u, dryRun)
 	if apierrors.IsAlreadyExists(err) {
 		// Another install of the same name won the race since the check.
@@ -234,4 +240,29 @@ func (i *Install) warnCustomName(ctx context.Context, spec installed.InstallSpec
 		fmt.Fprintf(i.Progress, "Warning: %s depends on %s; Crossplane names its dependencies %q, so under the name %q it will install a duplicate on the next upgrade\n",
 			deps[0].Name, ref.Context().Name(), reference.DefaultName(ref), spec.Name)
 	}
+}
+
+// refuseTwin refuses a second package of a repository another package
+// already installs: both revisions enter the Lock under one source, and
+// Crossplane's dependency graph refuses the second node, so no package's
+// dependencies resolve until one is deleted (doctor's duplicate-lock-node).
+// Force installs it anyway; a list that cannot be read is said and the
+// install goes on.
+func (i *Install) refuseTwin(ctx context.Context, spec installed.InstallSpec) error {
+	repo := reference.Repository(spec.Package)
+	if i.Force || repo == "" {
+		return nil
+	}
+	pkgs, err := i.Cluster.List(ctx, "", "")
+	if err != nil {
+		fmt.Fprintf(i.Progress, "Warning: cannot check whether another package installs %s: %v\n", repo, err)
+		return nil
+	}
+	for _, p := range pkgs {
+		if p.Name != spec.Name && installed.SameRepo(p.Source, repo) {
+			return fmt.Errorf("%s is installed already as %s (%s): a second package of one repository puts two nodes for it in the Lock, and Crossplane then resolves no package's dependencies; use 'kubectl xpkg upgrade %s' to change its version, or pass --force to install it twice anyway",
+				repo, p.KindName(), p.Source, p.KindName())
+		}
+	}
+	return nil
 }

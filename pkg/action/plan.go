@@ -48,6 +48,14 @@ const (
 	RuleInvalidPackage       = "invalid-package"
 	RuleExplicitDependency   = "explicit-dependency"
 	RulePullSecret           = "pull-secret"
+
+	// Doctor's rules: what it finds in the package manager's state.
+	RuleDuplicateLockNode    = "duplicate-lock-node"
+	RuleDependencyUnresolved = "dependency-unresolved"
+	RuleTwinName             = "twin-name"
+	RuleStaleLockEntry       = "stale-lock-entry"
+	RuleManualInactive       = "manual-inactive"
+	RuleRevisionHistory      = "revision-history"
 )
 
 // RuleDoc describes a plan rule: the verbs whose plans raise it, and one
@@ -62,9 +70,11 @@ type RuleDoc struct {
 var (
 	changeVerbs = []string{ActionUpgrade, ActionRollback}
 	allVerbs    = []string{ActionUpgrade, ActionRollback, ActionUninstall}
+	doctorVerb  = []string{ActionDoctor}
 )
 
-// Rules is every rule a plan applies, in the order the README lists them.
+// Rules is every rule a plan applies, and doctor's, in the order the
+// README lists them.
 var Rules = []RuleDoc{
 	{RuleStoredVersionDropped, changeVerbs, "blocking: a CRD (or MRD) stores objects at a version the target no longer defines"},
 	{RuleLiveObjects, allVerbs, "blocking: objects exist of a kind the change removes (uninstall: of every kind the package defines); warning: of a version the target drops"},
@@ -80,6 +90,12 @@ var Rules = []RuleDoc{
 	{RulePullSecret, changeVerbs, "warning: the package was read with your own credentials, since the pull secret an ImageConfig gives it could not be read"},
 	{RuleBreakingChange, changeVerbs, "warning: the other breaking changes kubectl xpkg diff finds, per object"},
 	{RulePinnedDependency, changeVerbs, "blocking: the target names a digest and an installed package depends on this one with a version range: Crossplane records the digest in the Lock, cannot match it against the range, and the dependent turns unhealthy"},
+	{RuleDuplicateLockNode, doctorVerb, "blocking: the Lock holds two entries for one source (two revisions of one package, or two packages of one repository): Crossplane builds no dependency graph and every package may turn unhealthy; names both and the one Crossplane keeps"},
+	{RuleDependencyUnresolved, doctorVerb, "blocking: the Lock is not resolved, or a package's current revision cannot resolve its dependencies: the message, and every package whose constraint on the sources it names takes part"},
+	{RuleTwinName, doctorVerb, "warning: a package others depend on is installed under a name other than the resolver's for its repository: the resolver can install a twin"},
+	{RuleStaleLockEntry, doctorVerb, "warning: a Lock entry whose revision is gone or inactive, or that lacks a name, source, type or a dependency's package or type"},
+	{RuleManualInactive, doctorVerb, "warning: a package under Manual activation has no active revision: it runs nothing"},
+	{RuleRevisionHistory, doctorVerb, "warning: a package has more revisions than its revisionHistoryLimit keeps"},
 }
 
 // RulesHelp lists the rules a verb's plan applies, one "* id: help" line
@@ -176,7 +192,6 @@ func (p *Plan) Counts() (blocking, warnings, infos int) {
 // WriteText prints the plan for people: a heading, then one line per
 // finding, blocking ones first.
 func WriteText(w io.Writer, p *Plan) error {
-	b, warn, info := p.Counts()
 	var head string
 	switch {
 	case p.To != "":
@@ -186,6 +201,13 @@ func WriteText(w io.Writer, p *Plan) error {
 	default:
 		head = fmt.Sprintf("Plan: %s %s", p.Action, p.Package)
 	}
+	return writeFindings(w, head, p)
+}
+
+// writeFindings prints a heading, the counts by severity and one line per
+// finding, blocking ones first.
+func writeFindings(w io.Writer, head string, p *Plan) error {
+	b, warn, info := p.Counts()
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s\n  %d blocking, %d warning, %d info\n", head, b, warn, info)
 	for _, sev := range []Severity{Blocking, Warning, Info} {

@@ -54,3 +54,22 @@ func TestRulesTable(t *testing.T) {
 		t.Errorf("README's table lists %v; Rules, in its order, %v", listed, ids)
 	}
 }
+
+// TestDoctorRulesTable: README's doctor section lists exactly the rules
+// whose verbs name doctor, in Rules' order.
+func TestDoctorRulesTable(t *testing.T) {
+	var ids []string
+	for _, r := range Rules {
+		if slices.Contains(r.Verbs, ActionDoctor) {
+			ids = append(ids, r.ID)
+		}
+	}
+	table := readme.Table(t, "| rule | severity | finds |")
+	var listed []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\|").FindAllStringSubmatch(table, -1) {
+		listed = append(listed, m[1])
+	}
+	if len(ids) == 0 || !slices.Equal(listed, ids) {
+		t.Errorf("README's doctor table lists %v; Rules, for doctor, %v", listed, ids)
+	}
+}

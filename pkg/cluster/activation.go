@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,5 +51,29 @@ func (c *Cluster) listRevisions(ctx context.Context, kind string) (map[string]*i
 		r := c.dialect.ReadRevision(&l.Items[i])
 		out[r.Name] = r
 	}
+	return out, nil
+}
+
+// AllRevisions lists every revision of the package kind's revision kind
+// with one request, by package and newest first, each naming its package
+// (Revision.Package):
+// what reads the whole package manager's state at once (doctor) needs, where
+// Revisions would ask once per package.
+func (c *Cluster) AllRevisions(ctx context.Context, packageKind string) ([]*installed.Revision, error) {
+	kind := c.dialect.RevisionKind(packageKind)
+	if kind == "" {
+		return nil, nil
+	}
+	byName, err := c.listRevisions(ctx, kind)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*installed.Revision, 0, len(byName))
+	for _, r := range byName {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b *installed.Revision) int {
+		return cmp.Or(strings.Compare(a.Package, b.Package), cmp.Compare(b.Revision, a.Revision), strings.Compare(a.Name, b.Name))
+	})
 	return out, nil
 }

@@ -141,6 +141,9 @@ func (d *pkgDialect) Read(u *unstructured.Unstructured) *installed.Package {
 	p.Digest = reference.Digest(p.Source)
 	p.ActivationPolicy, _, _ = unstructured.NestedString(u.Object, "spec", "revisionActivationPolicy")
 	p.RuntimeConfig, _, _ = unstructured.NestedString(u.Object, "spec", "runtimeConfigRef", "name")
+	if limit, found, _ := unstructured.NestedInt64(u.Object, "spec", "revisionHistoryLimit"); found {
+		p.HistoryLimit = &limit
+	}
 	p.CurrentRevision, _, _ = unstructured.NestedString(u.Object, "status", "currentRevision")
 	p.CurrentIdentifier, _, _ = unstructured.NestedString(u.Object, "status", "currentIdentifier")
 	p.ResolvedPackage, _, _ = unstructured.NestedString(u.Object, "status", "resolvedPackage")
@@ -158,6 +161,7 @@ func (d *pkgDialect) Read(u *unstructured.Unstructured) *installed.Package {
 
 func (d *pkgDialect) ReadRevision(u *unstructured.Unstructured) *installed.Revision {
 	r := &installed.Revision{Kind: u.GetKind(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time, Conditions: installed.ReadConditions(u), Object: u}
+	r.Package = u.GetLabels()[d.api.Group+labelPackageSuffix]
 	r.Image, _, _ = unstructured.NestedString(u.Object, "spec", "image")
 	r.Revision, _, _ = unstructured.NestedInt64(u.Object, "spec", "revision")
 	r.DesiredState, _, _ = unstructured.NestedString(u.Object, "spec", "desiredState")

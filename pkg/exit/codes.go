@@ -33,6 +33,8 @@ const (
 	// PlanRefused: a blocking finding of its plan stopped a change (and
 	// would stop it, under --dry-run); diff's code for breaking changes.
 	PlanRefused = DiffBreaking
+	// DoctorBlocking: doctor found something that takes packages down.
+	DoctorBlocking = PlanRefused
 	// PlanChanged: the cluster, changed by someone else since the change
 	// was planned, stopped it before it was made (planning again is the
 	// way on), or while --wait waited.

@@ -55,6 +55,9 @@ type Package struct {
 	Generation          int64                 `json:"generation"`
 	Conditions          []Condition           `json:"conditions,omitempty"`
 	Created             time.Time             `json:"created"`
+	// HistoryLimit is spec.revisionHistoryLimit (nil when unset: the
+	// package manager then collects no revisions; 0 keeps every one).
+	HistoryLimit *int64 `json:"-"`
 
 	Object *unstructured.Unstructured `json:"-"`
 }
@@ -75,6 +78,9 @@ type Revision struct {
 	Kind  string `json:"kind"`
 	Name  string `json:"name"`
 	Image string `json:"image"`
+	// Package is the name of the package the revision belongs to (its
+	// label), "" when the generation records none.
+	Package string `json:"-"`
 	// Version is set instead of Image by Crossplane v0.x's records, which
 	// name only the package's version.
 	Version      string      `json:"version,omitempty"`

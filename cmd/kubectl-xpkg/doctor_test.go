@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
+)
+
+var (
+	functionsGVR         = schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: "functions"}
+	functionRevisionsGVR = schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: "functionrevisions"}
+	rolesGVR             = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+	bindingsGVR          = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}
+)
+
+// doctorSource is the repository of the Function the doctor tests break.
+const doctorSource = "xpkg.example.org/doctor/function-twice"
+
+// twoRevisionsInTheLock makes what Crossplane v2.4 leaves after a spec
+// edit of a Function under Manual activation: two revisions of it, neither
+// activated (desiredState ""), both in the Lock under one source, the
+// package's current revision the newer. Everything is removed again.
+func twoRevisionsInTheLock(t *testing.T, dyn dynamic.Interface) {
+	t.Helper()
+	ctx := context.Background()
+	fn := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "pkg.crossplane.io/v1", "kind": "Function",
+		"metadata": map[string]any{"name": "doctor-fn"},
+		"spec":     map[string]any{"package": doctorSource + ":v0.1.0", "revisionActivationPolicy": "Manual", "revisionHistoryLimit": int64(3)}}}
+	created, err := dyn.Resource(functionsGVR).Create(ctx, fn, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dyn.Resource(functionsGVR).Delete(ctx, "doctor-fn", metav1.DeleteOptions{}) })
+	created.Object["status"] = map[string]any{"currentRevision": "doctor-fn-bbb", "currentIdentifier": doctorSource + ":v0.1.0"}
+	if _, err := dyn.Resource(functionsGVR).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"doctor-fn-aaa", "doctor-fn-bbb"} {
+		rev := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "pkg.crossplane.io/v1", "kind": "FunctionRevision",
+			"metadata": map[string]any{"name": name, "labels": map[string]any{"pkg.crossplane.io/package": "doctor-fn"}},
+			"spec":     map[string]any{"image": doctorSource + ":v0.1.0", "revision": int64(i + 1), "desiredState": ""}}}
+		if _, err := dyn.Resource(functionRevisionsGVR).Create(ctx, rev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = dyn.Resource(functionRevisionsGVR).Delete(ctx, name, metav1.DeleteOptions{}) })
+	}
+	ours := func(e any) bool { m, _ := e.(map[string]any); return m["source"] == doctorSource }
+	editLock(t, dyn, func(pkgs []any) []any {
+		for _, name := range []string{"doctor-fn-aaa", "doctor-fn-bbb"} {
+			pkgs = append(pkgs, map[string]any{"name": name, "apiVersion": "pkg.crossplane.io/v1", "kind": "Function",
+				"source": doctorSource, "version": "v0.1.0", "dependencies": []any{}})
+		}
+		return pkgs
+	})
+	t.Cleanup(func() { editLock(t, dyn, func(pkgs []any) []any { return slices.DeleteFunc(pkgs, ours) }) })
+}
+
+// editLock changes the Lock's packages, making the Lock if there is none.
+func editLock(t *testing.T, dyn dynamic.Interface, edit func([]any) []any) {
+	t.Helper()
+	ctx := context.Background()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		u, err := dyn.Resource(locksGVR).Get(ctx, "lock", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			u = &unstructured.Unstructured{Object: map[string]any{"apiVersion": "pkg.crossplane.io/v1beta1", "kind": "Lock",
+				"metadata": map[string]any{"name": "lock"}}}
+			u.Object["packages"] = edit(nil)
+			_, err = dyn.Resource(locksGVR).Create(ctx, u, metav1.CreateOptions{})
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		pkgs, _, _ := unstructured.NestedSlice(u.Object, "packages")
+		u.Object["packages"] = edit(pkgs)
+		_, err = dyn.Resource(locksGVR).Update(ctx, u, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDoctorFindsTwoRevisionsInTheLock runs doctor as a user would on the
+// state of issue 28's route: the duplicate node is blocking (exit 3),
+// names both revisions and the one Crossplane keeps, in text and in JSON.
+// Other tests share the cluster, so only this test's findings are judged.
+func TestDoctorFindsTwoRevisionsInTheLock(t *testing.T) {
+	env := testenv.Get(t)
+	dyn, err := env.DynamicClient(testenv.ContextAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twoRevisionsInTheLock(t, dyn)
+	x := clitest.New(t).WithEnv(env)
+
+	r := x.Run("doctor").Fails(t, 3)
+	contains(t, "doctor", r.Stdout,
+		"BLOCKING the Lock holds 2 nodes for "+doctorSource+": revision doctor-fn-aaa of function/doctor-fn (v0.1.0), revision doctor-fn-bbb of function/doctor-fn (v0.1.0)",
+		"Crossplane keeps doctor-fn-bbb, the current revision of function/doctor-fn: delete the other (kubectl delete functionrevision doctor-fn-aaa)",
+		"[duplicate-lock-node]",
+		"WARNING  function/doctor-fn activates revisions by hand (revisionActivationPolicy: Manual) and none of its 2 revision(s) is active", "[manual-inactive]")
+	if r.Stderr != "" {
+		t.Errorf("stderr: %s", r.Stderr)
+	}
+
+	r = x.Run("doctor", "-o", "json").Fails(t, 3)
+	var doc struct {
+		Findings []struct{ Rule, Severity, Message, Object string } `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, r.Stdout)
+	}
+	if !slices.ContainsFunc(doc.Findings, func(f struct{ Rule, Severity, Message, Object string }) bool {
+		return f.Rule == "duplicate-lock-node" && f.Severity == "blocking" && f.Object == "function/doctor-fn"
+	}) {
+		t.Errorf("-o json has no blocking duplicate-lock-node about function/doctor-fn:\n%s", r.Stdout)
+	}
+}
+
+// TestDoctorUnderRBAC: an identity that may not list configuration
+// revisions gets the findings doctor could make and one error line for
+// what it could not read (exit 1), not a report of health; one that may
+// read nothing gets a line per read.
+func TestDoctorUnderRBAC(t *testing.T) {
+	env := testenv.Get(t)
+	dyn, err := env.DynamicClient(testenv.ContextAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twoRevisionsInTheLock(t, dyn)
+	x := clitest.New(t).WithEnv(env)
+
+	r := x.Run("doctor", "--context", testenv.ContextUser).Fails(t, 1)
+	if n := strings.Count(r.Stderr, "error: doctor is incomplete: "); n != 7 {
+		t.Errorf("%d lines of what could not be read, want 7 (3 package kinds, 3 revision kinds, the Lock):\n%s", n, r.Stderr)
+	}
+	contains(t, "doctor with no permission", r.Stdout, "Doctor: 0 packages, 0 revisions, 0 Lock entries read; 7 reads failed, so the findings are not complete")
+	if strings.Contains(r.Stdout, "no problems found") {
+		t.Errorf("a report of health from nothing read:\n%s", r.Stdout)
+	}
+
+	const name = "xpkg-doctor-reader"
+	grant(t, dyn, name, []any{map[string]any{"apiGroups": []any{"pkg.crossplane.io"},
+		"resources": []any{"providers", "configurations", "functions", "providerrevisions", "functionrevisions", "locks"},
+		"verbs":     []any{"get", "list"}}})
+	awaitGrant(t, env)
+	r = x.Run("doctor", "--context", testenv.ContextUser).Fails(t, 1)
+	contains(t, "doctor without configuration revisions", r.Stdout, "1 reads failed, so the findings are not complete",
+		"Crossplane keeps doctor-fn-bbb, the current revision of function/doctor-fn")
+	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "error: doctor is incomplete: ") || !strings.Contains(lines[0], `cannot list resource "configurationrevisions"`) {
+		t.Errorf("want one error line about configuration revisions, got:\n%s", r.Stderr)
+	}
+}
+
+// grant binds the test user to a ClusterRole of rules, removed again.
+func grant(t *testing.T, dyn dynamic.Interface, name string, rules []any) {
+	t.Helper()
+	ctx := context.Background()
+	role := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+		"metadata": map[string]any{"name": name}, "rules": rules}}
+	binding := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+		"metadata": map[string]any{"name": name},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+		"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": testenv.ContextUser}}}}
+	if _, err := dyn.Resource(rolesGVR).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dyn.Resource(rolesGVR).Delete(ctx, name, metav1.DeleteOptions{}) })
+	if _, err := dyn.Resource(bindingsGVR).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dyn.Resource(bindingsGVR).Delete(ctx, name, metav1.DeleteOptions{}) })
+}
+
+// awaitGrant waits until the API server's authorizer lets the test user
+// list functions (RBAC takes a moment to see a new binding).
+func awaitGrant(t *testing.T, env *testenv.Env) {
+	t.Helper()
+	user, err := env.DynamicClient(testenv.ContextUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		_, err := user.Resource(functionsGVR).List(ctx, metav1.ListOptions{Limit: 1})
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the grant never took effect: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// TestInstallRefusesATwin: install REF other-name of a repository that a
+// package installs already is refused in one line, naming that package
+// and the way out (exit 1, nothing created); --force installs it.
+func TestInstallRefusesATwin(t *testing.T) {
+	env := testenv.Get(t)
+	dyn, err := env.DynamicClient(testenv.ContextAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := pushSample(t, env, "provider-nop", "v0.4.0")
+	repo := ref[:strings.LastIndex(ref, ":")]
+	x := clitest.New(t).WithEnv(env)
+	for _, n := range []string{"twin-first", "twin-second"} {
+		t.Cleanup(func() { _ = dyn.Resource(providersGVR).Delete(context.Background(), n, metav1.DeleteOptions{}) })
+	}
+	x.Run("install", "provider", ref, "twin-first").Succeeds(t)
+
+	r := x.Run("install", "provider", ref, "twin-second").Fails(t, 1)
+	want := "error: " + repo + " is installed already as provider/twin-first (" + ref + "): a second package of one repository puts two nodes for it in the Lock, and Crossplane then resolves no package's dependencies; use 'kubectl xpkg upgrade provider/twin-first' to change its version, or pass --force to install it twice anyway\n"
+	if r.Stderr != want || r.Stdout != "" {
+		t.Errorf("stdout %q, stderr:\n%s\nwant:\n%s", r.Stdout, r.Stderr, want)
+	}
+	if _, err := dyn.Resource(providersGVR).Get(context.Background(), "twin-second", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused package exists (or cannot be read: %v)", err)
+	}
+	r = x.Run("install", "provider", ref, "twin-second", "--force").Succeeds(t)
+	contains(t, "install --force", r.Stdout, "provider.pkg.crossplane.io/twin-second created")
+}
