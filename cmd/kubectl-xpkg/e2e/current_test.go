@@ -170,8 +170,10 @@ func TestKeepingCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// --pin writes the digest the tag names.
-	r = x.Run("install", e2e+"provider-nop:v0.4.0", "pinned-nop", "--pin", "--dry-run=server", "-o", "yaml").Succeeds(t)
+	// --pin writes the digest the tag names (--force: provider-nop is
+	// installed already, and install refuses a second package of one
+	// repository without it).
+	r = x.Run("install", e2e+"provider-nop:v0.4.0", "pinned-nop", "--pin", "--force", "--dry-run=server", "-o", "yaml").Succeeds(t)
 	if !regexp.MustCompile(`package: ` + regexp.QuoteMeta(e2e+"provider-nop:v0.4.0@") + `sha256:[0-9a-f]{64}\n`).MatchString(r.Stdout) {
 		t.Errorf("install --pin wrote:\n%s", r.Stdout)
 	}
