@@ -144,8 +144,8 @@ var exampleOutputs = map[string]string{
 	"kubectl xpkg inspect ./provider-nop.xpkg":                                           "Runtime:      the package image itself",
 	"kubectl xpkg inspect crossplane-contrib/provider-nop:v0.4.0 -o json":                `"kind": "Provider"`,
 	"kubectl xpkg outdated -o json":                                                      `"current": "v0.2.1"`,
-	"kubectl xpkg doctor":                                                                "  no problems found\n",
-	"kubectl xpkg doctor -o json":                                                        `"findings": []`,
+	"kubectl xpkg doctor":                                                                " Lock entries read\n",
+	"kubectl xpkg doctor -o json":                                                        `"findings": [`,
 	"kubectl xpkg tree configuration-aws-network -o dot | dot -Tsvg > deps.svg":          "node {registry}/crossplane-contrib/provider-nop: {registry}/crossplane-contrib/provider-nop | v0.4.0",
 }
 
