@@ -52,6 +52,11 @@ type Fault struct {
 	// network or server); a client that gives up meanwhile sees nothing,
 	// and the request is then forwarded only with Land.
 	Hold time.Duration
+	// IfOK misbehaves (ResetAfter, Stall, Corrupt) only with an answer
+	// of 2xx, a change the server made; any other answer (409 Conflict:
+	// the change was refused) passes as it came, so that the client can
+	// tell what happened.
+	IfOK bool
 	// Land forwards a request (held or not) to the end even when its
 	// client has given up (cancelled, timed out): the change lands,
 	// unknown to the client.
@@ -229,7 +234,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header()[k] = vs
 	}
 	w.WriteHeader(resp.StatusCode)
-	if !faulty {
+	if !faulty || f.IfOK && resp.StatusCode/100 != 2 {
 		copyFlushing(w, resp.Body)
 		return
 	}
