@@ -156,7 +156,8 @@ func TestAtomicUpgradeRollsBackWhenInterrupted(t *testing.T) {
 	t.Cleanup(func() { x.Run("uninstall", name) })
 	x.Run("install", "provider", first, name, "--wait=60s").Succeeds(t)
 
-	l.mgr.Manage(name, pkgmanager.Behaviour{Unhealthy: true})
+	// newer never gets healthy; what it rolls back to installs healthy.
+	l.mgr.Manage(name, pkgmanager.Behaviour{Unhealthy: true, Image: newer})
 	run := x.Start("upgrade", name, "v0.4.0", "--atomic", "--wait=2m")
 	deadline := time.Now().Add(30 * time.Second)
 	for l.packageSource(t, name) != newer {
@@ -165,8 +166,7 @@ func TestAtomicUpgradeRollsBackWhenInterrupted(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(time.Second)                    // into the wait
-	l.mgr.Manage(name, pkgmanager.Behaviour{}) // what it rolls back to installs healthy
+	time.Sleep(time.Second) // into the wait
 	if err := run.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

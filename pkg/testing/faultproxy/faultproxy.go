@@ -30,6 +30,9 @@ type Fault struct {
 	Match string
 	// Times is how many matching requests get the fault; 0 means all.
 	Times int
+	// Skip lets the first Skip matching requests through untouched
+	// before the fault applies (to the next Times).
+	Skip int
 	// Status answers with this status code instead of forwarding.
 	Status int
 	// RetryAfter is the Retry-After header sent with Status.
@@ -49,6 +52,11 @@ type Fault struct {
 	// network or server); a client that gives up meanwhile sees nothing,
 	// and the request is then forwarded only with Land.
 	Hold time.Duration
+	// IfOK misbehaves (ResetAfter, Stall, Corrupt) only with an answer
+	// of 2xx, a change the server made; any other answer (409 Conflict:
+	// the change was refused) passes as it came, so that the client can
+	// tell what happened.
+	IfOK bool
 	// Land forwards a request (held or not) to the end even when its
 	// client has given up (cancelled, timed out): the change lands,
 	// unknown to the client.
@@ -74,7 +82,7 @@ type Proxy struct {
 
 type armed struct {
 	Fault
-	left int
+	skip, left int
 }
 
 // Start listens on 127.0.0.1 and forwards to the registry at target
@@ -118,7 +126,7 @@ func (p *Proxy) Close() error {
 func (p *Proxy) Add(f Fault) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.faults = append(p.faults, &armed{Fault: f, left: f.Times})
+	p.faults = append(p.faults, &armed{Fault: f, skip: f.Skip, left: f.Times})
 }
 
 // Clear disarms every fault and forgets the requests seen.
@@ -157,7 +165,14 @@ func (p *Proxy) fault(r *http.Request) (Fault, bool) {
 	defer p.mu.Unlock()
 	p.requests = append(p.requests, line)
 	for _, f := range p.faults {
-		if strings.Contains(line, f.Match) && (f.Times == 0 || f.left > 0) {
+		if !strings.Contains(line, f.Match) {
+			continue
+		}
+		if f.skip > 0 {
+			f.skip--
+			return Fault{}, false
+		}
+		if f.Times == 0 || f.left > 0 {
 			f.left--
 			return f.Fault, true
 		}
@@ -219,7 +234,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header()[k] = vs
 	}
 	w.WriteHeader(resp.StatusCode)
-	if !faulty {
+	if !faulty || f.IfOK && resp.StatusCode/100 != 2 {
 		copyFlushing(w, resp.Body)
 		return
 	}

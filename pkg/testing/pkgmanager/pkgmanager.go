@@ -48,6 +48,13 @@ type Behaviour struct {
 	Delay time.Duration
 	// DependsOn are written to the Lock as the package's dependencies.
 	DependsOn []Dependency
+	// Image, when set, limits Fail and Unhealthy to the package pointing
+	// at that image, as a real package manager fails an image it cannot
+	// unpack or run whatever else happens meanwhile: every other image
+	// installs healthy. A test that rolls back from Image needs no
+	// second Behaviour, whose switch would race with answers to events
+	// still on their way.
+	Image string
 	// AwaitingActivation answers for a safe-start provider none of whose
 	// managed resource definitions is active: the v2.4 manager scales its
 	// runtime to zero, says so in the revision's RuntimeActive condition
@@ -71,6 +78,15 @@ type Dependency struct {
 
 var group = "pkg.crossplane.io"
 
+// For is the behaviour for the package pointing at image: without Fail
+// and Unhealthy when Image names another image.
+func (b Behaviour) For(image string) Behaviour {
+	if b.Image != "" && image != b.Image {
+		b.Fail, b.Unhealthy, b.Message = "", false, ""
+	}
+	return b
+}
+
 // Release is the Crossplane release line the stand-in plays.
 type Release string
 
@@ -92,6 +108,10 @@ type Manager struct {
 	dyn       dynamic.Interface
 	mu        sync.Mutex
 	behaviour map[string]Behaviour // by package name
+	// answering serializes the answers to one package (by kind and
+	// name), as a controller's work queue reconciles an object once at
+	// a time.
+	answering sync.Map
 	digest    func(image string) (string, bool)
 	cancel    context.CancelFunc
 	done      chan struct{}

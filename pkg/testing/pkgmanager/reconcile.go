@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -78,7 +79,26 @@ func (m *Manager) revisionChanged(ctx context.Context, pkgs schema.GroupVersionR
 	}
 }
 
+// answer answers the package as u has it (pointing at image), unless its
+// spec has changed since: an answer delayed (Delay, a busy machine) or
+// tried again (the API server away) is for a spec that may be gone, and
+// the package manager answers the present spec, from the event its change
+// brought, not an old one stamped with the present generation.
 func (m *Manager) answer(ctx context.Context, u *unstructured.Unstructured, image string, b Behaviour) error {
+	mu, _ := m.answering.LoadOrStore(u.GetKind()+"/"+u.GetName(), &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	cur, err := m.dyn.Resource(resource(u.GetKind())).Get(ctx, u.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if stale(u, cur) {
+		return nil
+	}
+	b = b.For(image)
 	rev := m.RevisionName(u.GetName(), image, u.GetGeneration())
 	if b.Fail == "" {
 		active, err := m.ensureRevision(ctx, u, rev, image)
@@ -230,12 +250,23 @@ func (m *Manager) collectOldest(ctx context.Context, pkg *unstructured.Unstructu
 
 func ptr[T any](v T) *T { return &v }
 
-// setStatus writes the package's status as the package manager does.
+// stale reports whether cur, the package as it is now, is another object
+// or has another spec than pkg, the package an answer was made for.
+func stale(pkg, cur *unstructured.Unstructured) bool {
+	return cur.GetUID() != pkg.GetUID() || cur.GetGeneration() != pkg.GetGeneration()
+}
+
+// setStatus writes the package's status as the package manager does, for
+// the generation it answers (none when the spec has changed since: the
+// update conflicts when it changes in between, and is tried again).
 func (m *Manager) setStatus(ctx context.Context, pkg *unstructured.Unstructured, rev, image string, b Behaviour) error {
 	rc := m.dyn.Resource(resource(pkg.GetKind()))
 	cur, err := rc.Get(ctx, pkg.GetName(), metav1.GetOptions{})
 	if err != nil {
 		return err
+	}
+	if stale(pkg, cur) {
+		return nil
 	}
 	gen := cur.GetGeneration()
 	installed := condition("Installed", "True", "ActivePackageRevision", "", gen)
