@@ -118,12 +118,15 @@ func stopPID(pid int, binary string) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// A killed process still has to be torn down (an API server's few
+	// hundred MiB take a while on a loaded machine): it is given as long.
 	_ = syscall.Kill(pid, syscall.SIGKILL)
-	time.Sleep(100 * time.Millisecond)
-	if alive(pid) {
-		return fmt.Errorf("process %d (%s) did not stop", pid, binary)
+	for deadline = time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if !alive(pid) {
+			return nil
+		}
 	}
-	return nil
+	return fmt.Errorf("process %d (%s) did not stop", pid, binary)
 }
 
 // alive reports whether pid runs; a zombie (exited, not yet reaped by a
