@@ -1,6 +1,7 @@
 package action
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -104,7 +105,7 @@ func (s *state) keepRevision(p *installed.Package, entries []installed.LockPacka
 	kind := strings.ToLower(p.Kind) + "revision"
 	keep := fmt.Sprintf("Crossplane keeps %s, the current revision of %s", p.CurrentRevision, p.KindName())
 	if !slices.ContainsFunc(entries, func(lp installed.LockPackage) bool { return lp.Name == p.CurrentRevision }) {
-		keep = fmt.Sprintf("none of them is the current revision of %s (%s)", p.KindName(), cmpOr(p.CurrentRevision, "none yet"))
+		keep = fmt.Sprintf("none of them is the current revision of %s (%s)", p.KindName(), cmp.Or(p.CurrentRevision, "none yet"))
 	}
 	return fmt.Sprintf("%s: delete the other (kubectl delete %s %s); editing the Lock does not help, a revision writes its entry back",
 		keep, kind, strings.Join(others, " "))
@@ -127,17 +128,10 @@ func (s *state) keepPackage(src string, entries []installed.LockPackage, owners 
 	}
 	if keep == nil {
 		return fmt.Sprintf("Crossplane's resolver names this dependency %s, which none of %s is: keep one of them and delete the others (kubectl xpkg describe shows what each revision installed; definitions only a deleted revision owns go with it)",
-			cmpOr(want, "(unknown)"), cmpOr(strings.Join(names, ", "), "the packages of these revisions"))
+			cmp.Or(want, "(unknown)"), cmp.Or(strings.Join(names, ", "), "the packages of these revisions"))
 	}
 	return fmt.Sprintf("Crossplane keeps %s: its resolver installs this dependency under that name, and installs it again whenever the Lock has no entry for %s; delete %s (first check with kubectl xpkg describe which definitions only its revision owns: they go with it)",
 		keep.KindName(), src, strings.Join(others, ", "))
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // unresolved is the reason chain of an unresolvable dependency: the
@@ -178,7 +172,7 @@ func (s *state) chain(msg string) string {
 		for _, lp := range installed.Dependents(s.lock, src) {
 			for _, d := range lp.Dependencies {
 				if installed.SameRepo(d.Package, src) {
-					needs = append(needs, fmt.Sprintf("%s requires %s", s.entryOwner(lp), cmpOr(strings.TrimSpace(d.Constraints), "any version")))
+					needs = append(needs, fmt.Sprintf("%s requires %s", s.entryOwner(lp), cmp.Or(strings.TrimSpace(d.Constraints), "any version")))
 				}
 			}
 		}
@@ -296,7 +290,7 @@ func (s *state) staleEntries() []Finding {
 
 func (s *state) stale(lp installed.LockPackage, why, fix string) Finding {
 	return Finding{Rule: RuleStaleLockEntry, Severity: Warning, Object: "lock/lock",
-		Message: fmt.Sprintf("the Lock's entry %s (source %s) is stale: %s; %s", cmpOr(lp.Name, "(no name)"), cmpOr(lp.Source, "(none)"), why, fix)}
+		Message: fmt.Sprintf("the Lock's entry %s (source %s) is stale: %s; %s", cmp.Or(lp.Name, "(no name)"), cmp.Or(lp.Source, "(none)"), why, fix)}
 }
 
 // missingFields names what an entry or its dependencies lack.
@@ -316,7 +310,7 @@ func missingFields(lp installed.LockPackage) []string {
 			out = append(out, fmt.Sprintf("package in dependency %d", i+1))
 		}
 		if d.Type == "" && d.Kind == "" {
-			out = append(out, fmt.Sprintf("type (or kind) in dependency %d (%s)", i+1, cmpOr(d.Package, "no package")))
+			out = append(out, fmt.Sprintf("type (or kind) in dependency %d (%s)", i+1, cmp.Or(d.Package, "no package")))
 		}
 	}
 	return out
@@ -337,7 +331,7 @@ func (s *state) manualInactive() []Finding {
 		}
 		out = append(out, Finding{Rule: RuleManualInactive, Severity: Warning, Object: p.KindName(),
 			Message: fmt.Sprintf("%s activates revisions by hand (revisionActivationPolicy: Manual) and none of its %d revision(s) is active: it runs nothing; kubectl xpkg upgrade %s --activate activates its current revision %s",
-				p.KindName(), len(revs), p.KindName(), cmpOr(p.CurrentRevision, "(none yet)"))})
+				p.KindName(), len(revs), p.KindName(), cmp.Or(p.CurrentRevision, "(none yet)"))})
 	}
 	return out
 }
