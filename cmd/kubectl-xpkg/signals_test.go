@@ -94,8 +94,9 @@ func TestInterruptedWaitSaysWhatIsLeft(t *testing.T) {
 	x := clitest.New(t).WithEnv(l.env)
 	t.Cleanup(func() { x.Run("uninstall", name, "--force", "--yes") })
 	run := x.Start("install", "provider", ref, name, "--wait=5m")
-	eventually(t, "the package installed, not healthy", func() bool { return l.providerExists(t, name) })
-	time.Sleep(500 * time.Millisecond) // waiting by now
+	eventually(t, "the wait sees the package not healthy", func() bool {
+		return strings.Contains(run.Stderr(), "provider/"+name+": Healthy=False")
+	})
 	if err := run.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

@@ -166,7 +166,9 @@ func TestAtomicUpgradeRollsBackWhenInterrupted(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(time.Second) // into the wait
+	eventually(t, "the upgrade's wait sees the new revision not healthy", func() bool {
+		return strings.Contains(run.Stderr(), "provider/"+name+": Healthy=False")
+	})
 	if err := run.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

@@ -143,7 +143,25 @@ type Running struct {
 	t              testing.TB
 	cmd            *exec.Cmd
 	args           []string
-	stdout, stderr bytes.Buffer
+	stdout, stderr syncBuffer
+}
+
+// syncBuffer is a buffer the command writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // Start runs kubectl-xpkg with args in the background; Wait collects it.
@@ -169,6 +187,10 @@ func (x *Test) prepare(bin string, args []string) *Running {
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
 	return r
 }
+
+// Stderr is what the running command has written to stderr so far: a
+// test waits on it for the command to reach a point, rather than sleeping.
+func (r *Running) Stderr() string { return r.stderr.String() }
 
 // Signal sends sig to the running command, as a terminal's Ctrl-C
 // (os.Interrupt) or a process manager (SIGTERM) would.
