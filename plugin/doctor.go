@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,11 +16,22 @@ var doctorExample = `  # Check the package manager's state: exit 3 when somethin
   kubectl xpkg doctor
 
   # The findings as one document, for scripts
-  kubectl xpkg doctor -o json`
+  kubectl xpkg doctor -o json
+
+  # Show what doctor would repair, and change nothing
+  kubectl xpkg doctor --fix --dry-run
+
+  # Repair what it can prove, without asking, saving what it changes first
+  kubectl xpkg doctor --fix --yes --backup before-repair.yaml`
 
 // DoctorOptions holds the flags and state of `kubectl xpkg doctor`.
 type DoctorOptions struct {
 	Output  string
+	Fix     bool
+	Yes     bool
+	DryRun  string
+	Backup  string
+	Wait    time.Duration
 	Cluster ClusterFlags
 	root    *Root
 }
@@ -37,16 +49,37 @@ message that names the objects and the way out. It changes nothing. The rules:
 
 ` + action.RulesHelp(action.ActionDoctor) + `
 
-Exit status: 0 when nothing is found, 3 when a blocking finding is, 1 when something
-could not be read (RBAC, say): the findings it could make are printed, then one error
-line per thing it could not read; a partial reading is never reported healthy.`,
+With --fix, doctor also repairs what it can prove from what it read, and nothing else:
+the revisions behind duplicate Lock nodes that are not their package's current revision
+(and not active), Lock entries whose revision no longer exists, and controller
+references of definitions to revisions that no longer exist. It prints the repair,
+asks on a terminal (unless --yes), writes every object it will change or delete to a
+YAML file (--backup; kubectl apply -f takes it back), then makes each step, reading the
+cluster and planning the repair again just before it, with the object's UID (and a
+revision's resourceVersion) as preconditions. Another writer's change to an object
+since the plan stops the repair with exit status 4; what was done is said. Then it
+waits (--wait) for the package manager to take the repair in and reports again.
+Every other finding stays, with the steps to take by hand. --dry-run prints the repair
+and changes nothing (=server: the API server checks each step without making it).
+
+Exit status: 0 when nothing is found (or, after --fix, nothing blocking is left), 3
+when a blocking finding is (is left), 4 when another writer stopped the repair, 1
+when something could not be read (RBAC, say): the findings it could make are printed,
+then one error line per thing it could not read; a partial reading is never reported
+healthy.`,
 		Example: doctorExample,
 		GroupID: groupCluster,
 		Args:    exactArgs(0, "no arguments"),
 		RunE:    runOptions(root, o),
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: text).")
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: text).")
 	completeOutput(cmd, "json", "yaml")
+	f.BoolVar(&o.Fix, "fix", false, "Repair what doctor can prove safe to change (see above).")
+	f.BoolVarP(&o.Yes, "yes", "y", false, "With --fix: do not ask for confirmation.")
+	addDryRunFlag(f, &o.DryRun, "with --fix, print the repair and change nothing", "with --fix, have the API server check each step without making it")
+	f.StringVar(&o.Backup, "backup", "", "With --fix: the file to save the objects it changes to (default: doctor-backup-TIME.yaml in the current directory).")
+	f.DurationVar(&o.Wait, "wait", action.DefaultRepairSettle, "With --fix: how long to wait for the package manager to take the repair in before reporting again.")
 	o.Cluster.AddFlags(cmd.Flags())
 	return cmd
 }
@@ -59,6 +92,12 @@ func (o *DoctorOptions) Complete(root *Root, _ *cobra.Command, _ []string) error
 
 // Validate checks the flags.
 func (o *DoctorOptions) Validate() error {
+	if err := checkDryRun(o.DryRun); err != nil {
+		return err
+	}
+	if !o.Fix && (o.Yes || o.DryRun != dryRunNone || o.Backup != "") {
+		return &exit.UsageError{Err: errors.New("--yes, --dry-run and --backup go with --fix"), Hint: "See 'kubectl xpkg doctor --help' for usage."}
+	}
 	return printers.CheckFormat(o.Output, printers.FormatJSON, printers.FormatYAML)
 }
 
@@ -68,20 +107,34 @@ func (o *DoctorOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := action.NewDoctor(cfg).Run(ctx)
+	d := action.NewDoctor(cfg)
+	if o.Fix {
+		return o.fix(ctx, d)
+	}
+	rep, err := d.Run(ctx)
 	if err != nil {
 		return err
 	}
-	out := o.root.IOStreams.Out
-	if o.Output == "" {
-		err = action.WriteReport(out, rep)
-	} else {
-		err = printers.PrintObject(out, o.Output, rep)
-	}
-	if err != nil {
+	if err := o.print(rep); err != nil {
 		return err
 	}
 	return doctorStatus(rep)
+}
+
+// print prints a report: with -o as one document, else as text with its
+// repair, if any.
+func (o *DoctorOptions) print(rep *action.Report) error {
+	out := o.root.IOStreams.Out
+	if o.Output != "" {
+		return printers.PrintObject(out, o.Output, rep)
+	}
+	if err := action.WriteReport(out, rep); err != nil {
+		return err
+	}
+	if rep.Repair == nil {
+		return nil
+	}
+	return action.WriteRepair(out, rep.Repair)
 }
 
 // doctorStatus is the exit of a report: what could not be read first

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
@@ -35,6 +37,8 @@ type Report struct {
 	Packages    int `json:"-"`
 	Revisions   int `json:"-"`
 	LockEntries int `json:"-"`
+	// Repair is what --fix plans and did.
+	Repair *Repair `json:"repair,omitempty"`
 }
 
 // Blocking reports whether a finding is blocking.
@@ -49,9 +53,16 @@ func (r *Report) Healthy() bool { return len(r.Findings) == 0 && len(r.Unread) =
 // cannot be reached at all is an error; what cannot be read is in
 // Report.Unread.
 func (d *Doctor) Run(ctx context.Context) (*Report, error) {
+	rep, _, err := d.examine(ctx)
+	return rep, err
+}
+
+// examine reads the state and applies the rules: the report, and the
+// state it was made from.
+func (d *Doctor) examine(ctx context.Context) (*Report, *state, error) {
 	c, err := d.cfg.Cluster()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s := readState(ctx, c)
 	rep := &Report{Findings: []Finding{}, Unread: s.unread,
@@ -59,7 +70,7 @@ func (d *Doctor) Run(ctx context.Context) (*Report, error) {
 	for _, rule := range []func() []Finding{s.duplicateNodes, s.unresolved, s.twinNames, s.staleEntries, s.manualInactive, s.historyPiled} {
 		rep.Findings = append(rep.Findings, rule()...)
 	}
-	return rep, nil
+	return rep, s, nil
 }
 
 // state is the package manager's state as doctor read it: one list of each
@@ -68,6 +79,8 @@ type state struct {
 	pkgs []*installed.Package
 	revs []*installed.Revision
 	lock []installed.LockPackage
+	// lockObj is the Lock as read.
+	lockObj *unstructured.Unstructured
 	// lockCond is the Lock's Resolved condition when not True.
 	lockCond *installed.Condition
 	// revsRead holds the package kinds whose revisions were read; lockRead
@@ -111,11 +124,15 @@ func readState(ctx context.Context, c *cluster.Cluster) *state {
 			s.revByName[r.Name] = r
 		}
 	}
-	lock, cond, err := c.LockState(ctx)
-	if err != nil {
+	u, err := c.LockObject(ctx)
+	switch {
+	case err != nil:
 		s.unread = append(s.unread, exit.Message(err))
-	} else {
-		s.lock, s.lockCond, s.lockRead = lock, cond, true
+	case u != nil:
+		s.lock, s.lockCond, s.lockObj = c.Dialect().ReadLock(u), installed.LockUnresolved(u), u
+		s.lockRead = true
+	default:
+		s.lockRead = true
 	}
 	return s
 }

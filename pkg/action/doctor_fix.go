@@ -1,0 +1,337 @@
+package action
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+)
+
+// What a repair step does.
+const (
+	RepairDelete          = "delete"
+	RepairRemoveLockEntry = "remove-lock-entry"
+	RepairRemoveOwnerRef  = "remove-owner-reference"
+	actionRepair          = "repair"
+	lockObject            = "lock/lock"
+	DefaultRepairSettle   = time.Minute
+)
+
+// RepairStep is one change doctor --fix makes: only what it can prove
+// right from the state it read (a revision the package manager itself
+// would let go, a Lock entry nothing stands behind, a controller
+// reference to a revision that is gone). Every other finding stays a
+// finding, with the steps to take by hand.
+type RepairStep struct {
+	// Rule is the finding's the step repairs.
+	Rule   string `json:"rule"`
+	Action string `json:"action"`
+	// Object is what the step changes, as kubectl names it.
+	Object  string `json:"object"`
+	Message string `json:"message"`
+
+	rev   *installed.Revision   // RepairDelete
+	entry installed.LockPackage // RepairRemoveLockEntry
+	owner *orphanRef            // RepairRemoveOwnerRef
+	// uid is the changed object's (the Lock's for an entry): the repair
+	// stops when it is another object by then.
+	uid string
+}
+
+// key tells steps apart across two readings of the cluster: the same
+// change of the same object.
+func (st RepairStep) key() string {
+	k := st.Action + "|" + st.Object + "|" + st.uid
+	if st.rev != nil {
+		k += fmt.Sprintf("|%d", st.rev.Object.GetGeneration())
+	}
+	if st.Action == RepairRemoveLockEntry {
+		k += "|" + st.entry.Name + "|" + st.entry.Source
+	}
+	if st.owner != nil {
+		k += "|" + st.owner.OwnerUID
+	}
+	return k
+}
+
+// Done says the step was made.
+func (st RepairStep) Done() string {
+	switch st.Action {
+	case RepairDelete:
+		return st.Object + " deleted"
+	case RepairRemoveLockEntry:
+		return fmt.Sprintf("%s: entry %s removed", st.Object, st.entry.Name)
+	}
+	return fmt.Sprintf("%s: owner reference to %s removed", st.Object, st.owner.OwnerName)
+}
+
+// Repair is what doctor --fix does: the steps, in order; the file the
+// objects they change were saved to; the steps made.
+type Repair struct {
+	Steps  []RepairStep `json:"steps"`
+	Backup string       `json:"backup,omitempty"`
+	Done   []string     `json:"done,omitempty"`
+}
+
+// PlanRepair reads the state, as Run does, and plans the repair of what
+// it can prove: the report with its Repair.
+func (d *Doctor) PlanRepair(ctx context.Context) (*Report, error) {
+	rep, s, err := d.examine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep.Repair = &Repair{Steps: s.repairSteps()}
+	return rep, nil
+}
+
+// repairSteps: deleting the stale revisions behind duplicate nodes first
+// (what takes every package down), then the stale Lock entries and the
+// orphaned controller references.
+func (s *state) repairSteps() []RepairStep {
+	steps := s.staleRevisionSteps()
+	steps = append(steps, s.goneEntrySteps()...)
+	return append(steps, s.orphanSteps()...)
+}
+
+// staleRevisionSteps: of one package's revisions that hold a Lock node
+// each for one source, every one but the package's current revision, and
+// only while it is not active (an active one that is not current is the
+// package manager half-way through an upgrade: it deactivates it itself).
+// Deleting it is what clears the Lock: an entry edited out is written
+// back by its revision.
+func (s *state) staleRevisionSteps() []RepairStep {
+	bySource := map[string][]installed.LockPackage{}
+	for _, lp := range s.lock {
+		bySource[lp.Source] = append(bySource[lp.Source], lp)
+	}
+	var out []RepairStep
+	for _, lp := range s.lock {
+		p, r := s.owner(lp.Name)
+		if len(bySource[lp.Source]) < 2 || p == nil || r == nil || r.Name == p.CurrentRevision ||
+			strings.EqualFold(r.DesiredState, "Active") || countOwned(s, bySource[lp.Source], p) != len(bySource[lp.Source]) ||
+			!slices.ContainsFunc(bySource[lp.Source], func(e installed.LockPackage) bool { return e.Name == p.CurrentRevision }) {
+			continue // two packages of one source: which to keep is the user's call
+		}
+		out = append(out, RepairStep{Rule: RuleDuplicateLockNode, Action: RepairDelete, rev: r, uid: r.UID(),
+			Object: strings.ToLower(r.Kind) + "/" + r.Name,
+			Message: fmt.Sprintf("delete revision %s of %s, which is not its current revision (%s) and holds a second Lock node for %s",
+				r.Name, p.KindName(), p.CurrentRevision, lp.Source)})
+	}
+	return out
+}
+
+// goneEntrySteps: Lock entries whose revision no longer exists (every
+// revision was read); nothing writes them back.
+func (s *state) goneEntrySteps() []RepairStep {
+	if !s.revsAll || s.lockObj == nil {
+		return nil
+	}
+	var out []RepairStep
+	for _, lp := range s.lock {
+		if _, r := s.owner(lp.Name); r != nil || lp.Name == "" || lp.Source == "" {
+			continue
+		}
+		out = append(out, RepairStep{Rule: RuleStaleLockEntry, Action: RepairRemoveLockEntry, Object: lockObject, entry: lp, uid: string(s.lockObj.GetUID()),
+			Message: fmt.Sprintf("remove the Lock's entry %s (source %s): its revision no longer exists", lp.Name, lp.Source)})
+	}
+	return out
+}
+
+// Backup writes every object the repair changes or deletes, as it is
+// now, as YAML documents that kubectl apply -f takes back (what only the
+// API server sets is left out), and returns how many it wrote.
+func (d *Doctor) Backup(ctx context.Context, rep *Report, w io.Writer) (int, error) {
+	c, err := d.cfg.Cluster()
+	if err != nil {
+		return 0, err
+	}
+	var objs []*unstructured.Unstructured
+	seen := map[string]bool{}
+	for _, st := range rep.Repair.Steps {
+		if seen[st.Object] {
+			continue
+		}
+		seen[st.Object] = true
+		u, err := backupObject(ctx, c, st)
+		if err != nil {
+			return 0, err
+		}
+		if u != nil {
+			objs = append(objs, u)
+		}
+	}
+	header := fmt.Sprintf("# kubectl xpkg doctor --fix: the %d object(s) it changes, as they were before it (restore: kubectl apply -f THIS-FILE)\n", len(objs))
+	if _, err := io.WriteString(w, header); err != nil {
+		return 0, err
+	}
+	for _, u := range objs {
+		b, err := yaml.Marshal(restorable(u).Object)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := fmt.Fprintf(w, "---\n%s", b); err != nil {
+			return 0, err
+		}
+	}
+	return len(objs), nil
+}
+
+func backupObject(ctx context.Context, c *cluster.Cluster, st RepairStep) (*unstructured.Unstructured, error) {
+	switch st.Action {
+	case RepairDelete:
+		return c.Revision(ctx, st.rev.Kind, st.rev.Name)
+	case RepairRemoveLockEntry:
+		return c.LockObject(ctx)
+	case RepairRemoveOwnerRef:
+		return c.Definition(ctx, st.owner.Resource, st.owner.Name)
+	}
+	return nil, fmt.Errorf("unknown repair %s", st.Action)
+}
+
+// restorable is u without what the API server sets (identity, versions,
+// times, field managers) and without its status, which the package
+// manager writes again.
+func restorable(u *unstructured.Unstructured) *unstructured.Unstructured {
+	u = u.DeepCopy()
+	for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "managedFields", "selfLink"} {
+		unstructured.RemoveNestedField(u.Object, "metadata", f)
+	}
+	delete(u.Object, "status")
+	return u
+}
+
+// RepairOptions say how the repair is carried out.
+type RepairOptions struct {
+	// DryRun sends every step with the API server's dry run.
+	DryRun bool
+	// Done hears each step made.
+	Done func(RepairStep)
+}
+
+// Repair makes the steps in order. Before each, the cluster is read and
+// the repair planned again: a step that is no longer planned exactly so
+// (its object changed, was made again or is gone; another writer was at
+// work) stops the repair with a ChangedError (exit status 4) that says
+// what was done; the steps are sent with the objects' UIDs (and a
+// revision's resourceVersion) as preconditions.
+func (d *Doctor) Repair(ctx context.Context, rep *Report, o RepairOptions) error {
+	return changeError(ctx, d.repair(ctx, rep, o))
+}
+
+func (d *Doctor) repair(ctx context.Context, rep *Report, o RepairOptions) error {
+	c, err := d.cfg.Cluster()
+	if err != nil {
+		return err
+	}
+	rp := rep.Repair
+	for _, planned := range rp.Steps {
+		changed := func(what string) error {
+			return &cluster.ChangedError{Action: actionRepair, Package: planned.Object, What: what, Done: rp.Done}
+		}
+		st, err := d.replanStep(ctx, planned, o.DryRun)
+		if err != nil {
+			return err
+		}
+		if st == nil {
+			return changed("it is no longer what was planned (changed, made again or gone)")
+		}
+		err = applyStep(ctx, c, *st, o.DryRun)
+		var ce *cluster.ChangedError
+		switch {
+		case errors.As(err, &ce):
+			return changed(ce.Error())
+		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+			return changed(err.Error())
+		case err != nil:
+			return fmt.Errorf("repair %s: %w (done before: %s)", st.Object, err, cmp.Or(strings.Join(rp.Done, ", "), "nothing"))
+		}
+		rp.Done = append(rp.Done, st.Action+" "+st.Object)
+		if o.Done != nil {
+			o.Done(*st)
+		}
+	}
+	return nil
+}
+
+// replanStep reads the cluster again and returns the step as planned now,
+// nil when it is not. A dry run changes nothing, so the plan stands.
+func (d *Doctor) replanStep(ctx context.Context, planned RepairStep, dryRun bool) (*RepairStep, error) {
+	if dryRun {
+		return &planned, nil
+	}
+	_, s, err := d.examine(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan the repair again: %w", err)
+	}
+	fresh := s.repairSteps()
+	i := slices.IndexFunc(fresh, func(st RepairStep) bool { return st.key() == planned.key() })
+	if i < 0 {
+		return nil, nil
+	}
+	return &fresh[i], nil
+}
+
+func applyStep(ctx context.Context, c *cluster.Cluster, st RepairStep, dryRun bool) error {
+	switch st.Action {
+	case RepairDelete:
+		return c.DeleteRevisionExactly(ctx, st.rev, dryRun)
+	case RepairRemoveLockEntry:
+		// A revision made after the revisions were read and before the
+		// Lock was would look gone: it is read once more, by name.
+		kind := cmp.Or(st.entry.Kind, st.entry.Type) + "Revision"
+		if u, err := c.Revision(ctx, kind, st.entry.Name); err != nil || u != nil {
+			return cmp.Or(err, error(&cluster.ChangedError{Package: lockObject, What: "revision " + st.entry.Name + " exists", Action: actionRepair}))
+		}
+		return c.RemoveLockEntry(ctx, st.uid, st.entry.Name, st.entry.Source, dryRun)
+	case RepairRemoveOwnerRef:
+		return c.RemoveOwnerReference(ctx, st.owner.Resource, st.owner.Name, st.uid, st.owner.OwnerUID, dryRun)
+	}
+	return fmt.Errorf("unknown repair %s", st.Action)
+}
+
+// Settle reads the cluster again, every interval, until the package
+// manager has taken the repair in (no blocking finding, the Lock
+// resolved) or wait has passed, and returns the last report.
+func (d *Doctor) Settle(ctx context.Context, wait, interval time.Duration) (*Report, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		rep, s, err := d.examine(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if (!rep.Blocking() && s.lockCond == nil) || !time.Now().Add(interval).Before(deadline) {
+			return rep, nil
+		}
+		select {
+		case <-ctx.Done():
+			return rep, nil
+		case <-time.After(interval):
+		}
+	}
+}
+
+// WriteRepair prints the repair's steps, numbered, after the report.
+func WriteRepair(w io.Writer, rp *Repair) error {
+	var sb strings.Builder
+	if len(rp.Steps) == 0 {
+		sb.WriteString("Repair: nothing doctor can prove safe to change; the findings say what to do by hand\n")
+	} else {
+		fmt.Fprintf(&sb, "Repair: %d step(s)\n", len(rp.Steps))
+	}
+	for i, st := range rp.Steps {
+		fmt.Fprintf(&sb, "  %d. %s [%s]\n", i+1, st.Message, st.Rule)
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}

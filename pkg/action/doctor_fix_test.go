@@ -1,0 +1,228 @@
+package action
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clienttesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+)
+
+var (
+	fnRevResource = schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: "functionrevisions"}
+	lockResource  = schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "locks"}
+)
+
+// withUID gives an object the identity the API server would.
+func withUID(u *unstructured.Unstructured, uid string) *unstructured.Unstructured {
+	u.SetUID(types.UID(uid))
+	u.SetResourceVersion("7")
+	u.SetGeneration(1)
+	return u
+}
+
+// duplicateRevisions is issue 28's route: a Manual Function with two
+// revisions in the Lock, the newer current; fn-aaa is what to delete.
+func duplicateRevisions() []*unstructured.Unstructured {
+	return append(healthyNop(),
+		withSpec(pkgObj("Function", "fn", fnRepo+":v0.1.0", "fn-bbb"), "revisionActivationPolicy", "Manual"),
+		withUID(pkgRev("Function", "fn", "fn-aaa", fnRepo+":v0.1.0", 1, ""), "uid-aaa"),
+		withUID(pkgRev("Function", "fn", "fn-bbb", fnRepo+":v0.1.0", 2, ""), "uid-bbb"),
+		withUID(unresolvedLock("cannot build DAG: node "+fnRepo+" already exists",
+			entry("fn-aaa", "Function", fnRepo, "v0.1.0"),
+			entry("fn-bbb", "Function", fnRepo, "v0.1.0"),
+			entry("org-provider-nop-aaa", "Provider", nopRepo, "v0.2.0")), "uid-lock"),
+	)
+}
+
+func planRepair(t *testing.T, d *Doctor) *Report {
+	t.Helper()
+	rep, err := d.PlanRepair(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestDoctorFixDeletesTheStaleRevision(t *testing.T) {
+	c, dyn := fakeClusterDyn(t, duplicateRevisions()...)
+	d := NewDoctor(&Config{cluster: c})
+	rep := planRepair(t, d)
+	if len(rep.Repair.Steps) != 1 {
+		t.Fatalf("steps %+v, want one", rep.Repair.Steps)
+	}
+	st := rep.Repair.Steps[0]
+	if st.Action != RepairDelete || st.Object != "functionrevision/fn-aaa" || st.Rule != RuleDuplicateLockNode ||
+		!strings.Contains(st.Message, "not its current revision (fn-bbb)") {
+		t.Errorf("step %+v", st)
+	}
+
+	var backup bytes.Buffer
+	if n, err := d.Backup(context.Background(), rep, &backup); err != nil || n != 1 {
+		t.Fatalf("backup: %d objects, %v", n, err)
+	}
+	docs := strings.Split(backup.String(), "---\n")
+	var saved map[string]any
+	if err := yaml.Unmarshal([]byte(docs[1]), &saved); err != nil {
+		t.Fatal(err)
+	}
+	b := &unstructured.Unstructured{Object: saved}
+	if b.GetName() != "fn-aaa" || b.GetKind() != "FunctionRevision" || b.GetUID() != "" || b.GetResourceVersion() != "" || saved["status"] != nil {
+		t.Errorf("the backup is not the revision as kubectl apply takes it: %s", backup.String())
+	}
+	if b.GetLabels()["pkg.crossplane.io/package"] != "fn" {
+		t.Errorf("the backup lost the revision's labels: %s", backup.String())
+	}
+
+	dyn.ClearActions()
+	if err := d.Repair(context.Background(), rep, RepairOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var deleted []string
+	for _, a := range dyn.Actions() {
+		if del, ok := a.(clienttesting.DeleteActionImpl); ok {
+			deleted = append(deleted, del.Name)
+			pre := del.DeleteOptions.Preconditions
+			if pre == nil || pre.UID == nil || *pre.UID != "uid-aaa" || pre.ResourceVersion == nil || *pre.ResourceVersion != "7" {
+				t.Errorf("the deletion's preconditions are %+v, want the revision's UID and resourceVersion", pre)
+			}
+		}
+	}
+	if len(deleted) != 1 || deleted[0] != "fn-aaa" {
+		t.Errorf("deleted %v, want [fn-aaa]", deleted)
+	}
+	if got := rep.Repair.Done; len(got) != 1 {
+		t.Errorf("done %v", got)
+	}
+}
+
+// TestDoctorFixStopsWhenAnotherWriterChangedTheRevision: a revision
+// activated between the plan and the repair is no longer what the plan
+// deletes: exit 4, nothing deleted.
+func TestDoctorFixStopsWhenAnotherWriterChangedTheRevision(t *testing.T) {
+	c, dyn := fakeClusterDyn(t, duplicateRevisions()...)
+	d := NewDoctor(&Config{cluster: c})
+	rep := planRepair(t, d)
+	ctx := context.Background()
+	u, err := dyn.Resource(fnRevResource).Get(ctx, "fn-aaa", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = unstructured.SetNestedField(u.Object, "Active", "spec", "desiredState")
+	u.SetGeneration(2)
+	if _, err := dyn.Resource(fnRevResource).Update(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dyn.ClearActions()
+	err = d.Repair(ctx, rep, RepairOptions{})
+	if exit.Code(err) != exit.PlanChanged || !strings.Contains(err.Error(), "functionrevision/fn-aaa") || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("repair after another writer: exit %d, %v; want %d naming the revision", exit.Code(err), err, exit.PlanChanged)
+	}
+	for _, a := range dyn.Actions() {
+		if a.GetVerb() == "delete" {
+			t.Errorf("deleted despite the change: %v", a)
+		}
+	}
+}
+
+// TestDoctorFixLeavesWhatItCannotProve: two packages of one source (which
+// to keep is the user's call), and a non-current revision that is still
+// active (the package manager is half-way through an upgrade).
+func TestDoctorFixLeavesWhatItCannotProve(t *testing.T) {
+	twins := []*unstructured.Unstructured{
+		pkgObj("Provider", "my-nop", nopRepo+":v0.2.0", "my-nop-aaa"),
+		pkgRev("Provider", "my-nop", "my-nop-aaa", nopRepo+":v0.2.0", 1, "Active"),
+		pkgObj("Provider", "org-provider-nop", nopRepo+":v0.2.0", "org-provider-nop-bbb"),
+		pkgRev("Provider", "org-provider-nop", "org-provider-nop-bbb", nopRepo+":v0.2.0", 1, "Active"),
+		lock(entry("my-nop-aaa", "Provider", nopRepo, "v0.2.0"), entry("org-provider-nop-bbb", "Provider", nopRepo, "v0.2.0")),
+	}
+	upgrading := []*unstructured.Unstructured{
+		pkgObj("Function", "fn", fnRepo+":v0.2.0", "fn-bbb"),
+		pkgRev("Function", "fn", "fn-aaa", fnRepo+":v0.1.0", 1, "Active"),
+		pkgRev("Function", "fn", "fn-bbb", fnRepo+":v0.2.0", 2, "Active"),
+		lock(entry("fn-aaa", "Function", fnRepo, "v0.1.0"), entry("fn-bbb", "Function", fnRepo, "v0.2.0")),
+	}
+	for name, objs := range map[string][]*unstructured.Unstructured{"twins": twins, "upgrading": upgrading} {
+		t.Run(name, func(t *testing.T) {
+			rep := planRepair(t, NewDoctor(&Config{cluster: fakeCluster(t, objs...)}))
+			want(t, rep, RuleDuplicateLockNode, 1, Blocking)
+			if len(rep.Repair.Steps) != 0 {
+				t.Errorf("steps %+v, want none", rep.Repair.Steps)
+			}
+			var out bytes.Buffer
+			if err := WriteRepair(&out, rep.Repair); err != nil || !strings.Contains(out.String(), "nothing doctor can prove safe to change") {
+				t.Errorf("%q, %v", out.String(), err)
+			}
+		})
+	}
+}
+
+// TestDoctorFixRemovesAGoneRevisionsLockEntry: an entry whose revision no
+// longer exists is removed from the Lock, by a patch that tests the
+// Lock's UID and the entry; a revision of that name made since stops it.
+func TestDoctorFixRemovesAGoneRevisionsLockEntry(t *testing.T) {
+	objs := append(healthyNop(), withUID(lock(
+		entry("org-provider-nop-aaa", "Provider", nopRepo, "v0.2.0"),
+		entry("gone-xyz", "Function", fnRepo, "v0.1.0")), "uid-lock"))
+	c, dyn := fakeClusterDyn(t, objs...)
+	d := NewDoctor(&Config{cluster: c})
+	rep := planRepair(t, d)
+	if len(rep.Repair.Steps) != 1 || rep.Repair.Steps[0].Action != RepairRemoveLockEntry || rep.Repair.Steps[0].Object != "lock/lock" {
+		t.Fatalf("steps %+v, want the Lock entry's removal", rep.Repair.Steps)
+	}
+	var backup bytes.Buffer
+	if _, err := d.Backup(context.Background(), rep, &backup); err != nil || !strings.Contains(backup.String(), "gone-xyz") || !strings.Contains(backup.String(), "kind: Lock") {
+		t.Fatalf("backup %q, %v", backup.String(), err)
+	}
+	if err := d.Repair(context.Background(), rep, RepairOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	u, err := dyn.Resource(lockResource).Get(context.Background(), "lock", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgs, _, _ := unstructured.NestedSlice(u.Object, "packages")
+	if len(pkgs) != 1 || pkgs[0].(map[string]any)["name"] != "org-provider-nop-aaa" {
+		t.Errorf("the Lock holds %v, want only org-provider-nop-aaa", pkgs)
+	}
+	var patches int
+	for _, a := range dyn.Actions() {
+		if p, ok := a.(clienttesting.PatchActionImpl); ok {
+			patches++
+			if p.PatchType != types.JSONPatchType || !strings.Contains(string(p.Patch), `"op":"test","path":"/metadata/uid","value":"uid-lock"`) ||
+				!strings.Contains(string(p.Patch), `"path":"/packages/1/name","value":"gone-xyz"`) {
+				t.Errorf("patch %s", p.Patch)
+			}
+		}
+	}
+	if patches != 1 {
+		t.Errorf("%d patches, want 1", patches)
+	}
+}
+
+func TestDoctorFixStopsWhenTheGoneRevisionIsBack(t *testing.T) {
+	objs := append(healthyNop(), withUID(lock(
+		entry("org-provider-nop-aaa", "Provider", nopRepo, "v0.2.0"),
+		entry("back-xyz", "Function", fnRepo, "v0.1.0")), "uid-lock"))
+	c, dyn := fakeClusterDyn(t, objs...)
+	d := NewDoctor(&Config{cluster: c})
+	rep := planRepair(t, d)
+	if len(rep.Repair.Steps) != 1 {
+		t.Fatalf("steps %+v", rep.Repair.Steps)
+	}
+	if _, err := dyn.Resource(fnRevResource).Create(context.Background(), pkgRev("Function", "fn", "back-xyz", fnRepo+":v0.1.0", 1, "Active"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := d.Repair(context.Background(), rep, RepairOptions{})
+	if exit.Code(err) != exit.PlanChanged {
+		t.Fatalf("exit %d, %v; want %d", exit.Code(err), err, exit.PlanChanged)
+	}
+}

@@ -1,0 +1,135 @@
+package plugin
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/extract"
+)
+
+// settleInterval is how often doctor --fix reads the cluster while it
+// waits for the package manager to take a repair in.
+const settleInterval = 2 * time.Second
+
+// fix plans the repair, prints it, confirms it, saves what it changes,
+// makes it and reports again.
+func (o *DoctorOptions) fix(ctx context.Context, d *action.Doctor) error {
+	rep, err := d.PlanRepair(ctx)
+	if err != nil {
+		return err
+	}
+	if len(rep.Repair.Steps) == 0 || o.DryRun == dryRunClient {
+		if err := o.print(rep); err != nil {
+			return err
+		}
+		return doctorStatus(rep)
+	}
+	if err := o.printPlan(rep); err != nil {
+		return err
+	}
+	if !o.confirm(len(rep.Repair.Steps)) {
+		return errors.New("repair cancelled: nothing was changed")
+	}
+	if err := o.backup(ctx, d, rep); err != nil {
+		return err
+	}
+	return o.repair(ctx, d, rep)
+}
+
+// printPlan shows the repair before it is made: on stderr when -o keeps
+// stdout for the final report.
+func (o *DoctorOptions) printPlan(rep *action.Report) error {
+	w := o.results()
+	if err := action.WriteReport(w, rep); err != nil {
+		return err
+	}
+	return action.WriteRepair(w, rep.Repair)
+}
+
+// results is where what the repair does is said: stdout, unless -o
+// keeps it for the final report.
+func (o *DoctorOptions) results() io.Writer {
+	if o.Output != "" {
+		return o.root.IOStreams.ErrOut
+	}
+	return o.root.IOStreams.Out
+}
+
+// confirm asks on a terminal, unless --yes or a dry run.
+func (o *DoctorOptions) confirm(steps int) bool {
+	in, ok := o.root.IOStreams.In.(*os.File)
+	if o.Yes || o.DryRun != dryRunNone || !ok || !term.IsTerminal(int(in.Fd())) {
+		return true
+	}
+	fmt.Fprintf(o.root.IOStreams.ErrOut, "Make the %d repair step(s) doctor planned? [y/N] ", steps)
+	answer, _ := bufio.NewReader(in).ReadString('\n')
+	answer = strings.ToLower(strings.TrimSpace(answer))
+	return answer == "y" || answer == "yes"
+}
+
+// backup saves every object the repair changes to a new file, written
+// whole or not at all, before anything is changed. A server dry run
+// changes nothing and saves nothing.
+func (o *DoctorOptions) backup(ctx context.Context, d *action.Doctor, rep *action.Report) error {
+	if o.DryRun == dryRunServer {
+		return nil
+	}
+	path := o.Backup
+	if path == "" {
+		path = "doctor-backup-" + time.Now().UTC().Format("20060102T150405Z") + ".yaml"
+	}
+	f, err := extract.CreateFile(path)
+	if err != nil {
+		return fmt.Errorf("write the backup: %w; nothing was changed", err)
+	}
+	defer f.Abort()
+	n, err := d.Backup(ctx, rep, f)
+	if err == nil {
+		err = f.Commit()
+	}
+	if err != nil {
+		return fmt.Errorf("write the backup %s: %w; nothing was changed", path, err)
+	}
+	rep.Repair.Backup = path
+	fmt.Fprintf(o.root.IOStreams.ErrOut, "Saved the %d object(s) the repair changes to %s (kubectl apply -f %s puts them back)\n", n, path, path)
+	return nil
+}
+
+// repair makes the steps, then waits for the package manager and reports
+// again, exiting by that report.
+func (o *DoctorOptions) repair(ctx context.Context, d *action.Doctor, rep *action.Report) error {
+	out, suffix := o.results(), ""
+	if o.DryRun == dryRunServer {
+		suffix = " (server dry run)"
+	}
+	err := d.Repair(ctx, rep, action.RepairOptions{DryRun: o.DryRun == dryRunServer,
+		Done: func(st action.RepairStep) { fmt.Fprintf(out, "%s%s\n", st.Done(), suffix) }})
+	if err != nil || o.DryRun == dryRunServer {
+		return err
+	}
+	fmt.Fprintf(o.root.IOStreams.ErrOut, "Waiting up to %s for the package manager to take the repair in\n", o.Wait)
+	after, err := d.Settle(ctx, o.Wait, settleInterval)
+	if err != nil {
+		return err
+	}
+	if o.Output == "" {
+		fmt.Fprintln(out, "After the repair:")
+		err = action.WriteReport(out, after)
+	} else {
+		after.Repair = rep.Repair
+		err = o.print(after)
+	}
+	if err != nil {
+		return err
+	}
+	return doctorStatus(after)
+}
