@@ -5,7 +5,7 @@ import "k8s.io/apimachinery/pkg/runtime/schema"
 // orphanRef is a definition's controller reference to a revision that no
 // longer exists.
 type orphanRef struct {
-	Resource       schema.GroupVersionResource
+	Resource                  schema.GroupVersionResource
 	Name, OwnerUID, OwnerName string
 }
 
