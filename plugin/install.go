@@ -66,10 +66,14 @@ dependencies until all are installed and healthy, and the definitions the revisi
 installed (CRDs, MRDs, XRDs) are established. --pin resolves the tag to the digest it
 names now and installs repository:tag@sha256:..., which the package manager pulls by
 digest (a package that others depend on with a version range should not be pinned:
-see kubectl xpkg upgrade --help). A repository that another package installs already is
-refused, naming that package: two packages of one repository put two nodes for it in
-Crossplane's Lock, which then resolves no package's dependencies (see kubectl xpkg
-doctor); --force installs it anyway.`,
+see kubectl xpkg upgrade --help). Install plans first what the package would do to Crossplane's Lock, as every
+change is planned, and prints the plan when it finds something:
+
+` + action.RulesHelp(action.ActionInstall) + `
+
+Both end with two nodes for one source in the Lock, which then resolves no package's
+dependencies (see kubectl xpkg doctor): a blocking finding stops the install (exit
+status 3, nothing created) unless --force.`,
 		Example: installExample,
 		GroupID: groupCluster,
 		Args:    cobra.RangeArgs(0, 3),
@@ -98,7 +102,7 @@ func (o *InstallOptions) addFlags(cmd *cobra.Command) {
 	f.String("image-pull-policy", "", "Crossplane v0.x: the controller image pull policy.")
 	f.StringToStringVar(&o.Spec.ServiceAccountAnnotations, "service-account-annotation", nil, "Crossplane v0.x: annotations for the controller's service account.")
 	f.BoolVar(&o.Pin, "pin", false, "Pin the package by digest: resolve its tag now and write repository:tag@sha256:... to spec.package.")
-	f.BoolVar(&o.Force, "force", false, "Install even when another package installs the same repository (Crossplane then has two Lock nodes for it and resolves no package's dependencies until one is deleted).")
+	f.BoolVar(&o.Force, "force", false, "Install even when the plan has blocking findings (another package installs the same repository; a name the resolver would twin).")
 	addDryRunFlag(f, &o.DryRun, "print the object without contacting the cluster", "have the API server check it without persisting it")
 	f.StringVarP(&o.Output, "output", "o", "", "Print the object: yaml, json or name.")
 	addWaitFlag(f, &o.Wait, "the package and its dependencies are installed and healthy")
@@ -176,7 +180,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		return err
 	}
 	cfg.Offline = o.DryRun == dryRunClient // a client dry run asks no cluster
-	in, err := action.NewInstall(ctx, cfg, o.Pin, o.Force)
+	in, err := action.NewInstall(ctx, cfg, o.Pin)
 	if err != nil {
 		return err
 	}
@@ -186,6 +190,9 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	}
 	if cfg.Offline {
 		return printObject(o.root, o.Output, u, "created (dry run)")
+	}
+	if err := o.gate(ctx, in); err != nil {
+		return err
 	}
 	start := time.Now()
 	p, already, err := in.Create(ctx, o.Spec, u, o.DryRun == dryRunServer)
@@ -200,6 +207,19 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 
 // created says what install did: created the object (printed as -o
 // asks), or found the package installed already.
+// gate prints the install's plan when it found something, and stops a
+// blocking one (exit 3) unless --force.
+func (o *InstallOptions) gate(ctx context.Context, in *action.Install) error {
+	plan, err := in.Plan(ctx, o.Spec)
+	if err != nil || len(plan.Findings) == 0 {
+		return err
+	}
+	if err := action.WriteText(o.root.IOStreams.ErrOut, plan); err != nil {
+		return err
+	}
+	return action.Gate(plan.Refused(), o.Force, o.root.IOStreams.ErrOut)
+}
+
 func (o *InstallOptions) created(p *installed.Package, already bool) error {
 	switch {
 	case already:

@@ -211,8 +211,9 @@ func awaitGrant(t *testing.T, env *testenv.Env) {
 }
 
 // TestInstallRefusesATwin: install REF other-name of a repository that a
-// package installs already is refused in one line, naming that package
-// and the way out (exit 1, nothing created); --force installs it.
+// package installs already is planned: a blocking finding naming that
+// package and the way out stops it (exit 3, nothing created); --force
+// installs it.
 func TestInstallRefusesATwin(t *testing.T) {
 	env := testenv.Get(t)
 	dyn, err := env.DynamicClient(testenv.ContextAdmin)
@@ -227,8 +228,10 @@ func TestInstallRefusesATwin(t *testing.T) {
 	}
 	x.Run("install", "provider", ref, "twin-first").Succeeds(t)
 
-	r := x.Run("install", "provider", ref, "twin-second").Fails(t, 1)
-	want := "error: " + repo + " is installed already as provider/twin-first (" + ref + "): a second package of one repository puts two nodes for it in the Lock, and Crossplane then resolves no package's dependencies; use 'kubectl xpkg upgrade provider/twin-first' to change its version, or pass --force to install it twice anyway\n"
+	r := x.Run("install", "provider", ref, "twin-second").Fails(t, 3)
+	msg := repo + " is installed already as provider/twin-first (" + ref + "): a second package of one repository puts two nodes for it in the Lock, and Crossplane then resolves no package's dependencies; use 'kubectl xpkg upgrade provider/twin-first' to change its version, or pass --force to install it twice anyway"
+	want := "Plan: install provider/twin-second (" + ref + ")\n  1 blocking, 0 warning, 0 info\n  BLOCKING " + msg + " [twin-install]\n" +
+		"error: install of provider/twin-second (" + ref + ") refused: " + msg + "; pass --force to go ahead anyway\n"
 	if r.Stderr != want || r.Stdout != "" {
 		t.Errorf("stdout %q, stderr:\n%s\nwant:\n%s", r.Stdout, r.Stderr, want)
 	}

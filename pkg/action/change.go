@@ -26,6 +26,7 @@ const (
 	ActionUpgrade   = "upgrade"
 	ActionRollback  = "rollback"
 	ActionUninstall = "uninstall"
+	ActionInstall   = "install"
 )
 
 // Change moves an installed package to another package reference: what

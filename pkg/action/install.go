@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,8 +35,6 @@ type Install struct {
 	// Pin resolves the reference's tag to its digest and installs
 	// repository:tag@digest.
 	Pin bool
-	// Force installs even when another package installs the repository.
-	Force bool
 	// Progress receives warnings.
 	Progress io.Writer
 	// Namespace is the kubeconfig's namespace (for the namespaced
@@ -45,9 +44,8 @@ type Install struct {
 
 // NewInstall installs on cfg's cluster, reading packages through its
 // registry; offline (cfg.Offline, a client dry run) it builds the object
-// without asking the cluster, and reads packages as the user would. force
-// installs a repository another package installs already.
-func NewInstall(ctx context.Context, cfg *Config, pin, force bool) (*Install, error) {
+// without asking the cluster, and reads packages as the user would.
+func NewInstall(ctx context.Context, cfg *Config, pin bool) (*Install, error) {
 	c, err := cfg.Cluster()
 	if err != nil {
 		return nil, err
@@ -60,7 +58,7 @@ func NewInstall(ctx context.Context, cfg *Config, pin, force bool) (*Install, er
 	if err != nil {
 		return nil, err
 	}
-	return &Install{Cluster: c, Registry: reg, Limits: cfg.Limits, Offline: cfg.Offline, Pin: pin, Force: force,
+	return &Install{Cluster: c, Registry: reg, Limits: cfg.Limits, Offline: cfg.Offline, Pin: pin,
 		Progress: cfg.Events.progress(), Open: cfg.Open, Namespace: ns}, nil
 }
 
@@ -181,16 +179,12 @@ func readKind(p *source.Package, limits xpkg.Limits) (string, error) {
 	return "scope:" + scope, nil
 }
 
-// Create creates the object; installed is set when the same package is
-// installed under the name already (nothing was created). Another package
-// under the name is an error.
+// Create creates the object (Plan checks it first); installed is set when
+// the same package is installed under the name already (nothing was
+// created). Another package under the name is an error.
 func (i *Install) Create(ctx context.Context, spec installed.InstallSpec, u *unstructured.Unstructured, dryRun bool) (p *installed.Package, installed bool, err error) {
-	i.warnCustomName(ctx, spec)
 	if p, err := i.existing(ctx, spec); p != nil || err != nil {
 		return p, p != nil, err
-	}
-	if err := i.refuseTwin(ctx, spec); err != nil {
-		return nil, false, err
 	}
 	created, err := i.Cluster.Create(ctx, u, dryRun)
 	if apierrors.IsAlreadyExists(err) {
@@ -225,44 +219,61 @@ func (i *Install) existing(ctx context.Context, spec installed.InstallSpec) (*in
 		specName(spec), p.Source, spec.Name)
 }
 
-// warnCustomName warns before a custom name creates the duplicate Crossplane
-// makes on the next upgrade when another package depends on this one.
-func (i *Install) warnCustomName(ctx context.Context, spec installed.InstallSpec) {
-	ref, err := source.ParseReference(spec.Package, "")
-	if err != nil || spec.Name == reference.DefaultName(ref) {
-		return
-	}
-	lock, err := i.Cluster.Lock(ctx)
-	if err != nil {
-		return
-	}
-	if deps := installed.Dependents(lock, ref.Context().Name()); len(deps) > 0 {
-		fmt.Fprintf(i.Progress, "Warning: %s depends on %s; Crossplane names its dependencies %q, so under the name %q it will install a duplicate on the next upgrade\n",
-			deps[0].Name, ref.Context().Name(), reference.DefaultName(ref), spec.Name)
-	}
-}
-
-// refuseTwin refuses a second package of a repository another package
-// already installs: both revisions enter the Lock under one source, and
-// Crossplane's dependency graph refuses the second node, so no package's
-// dependencies resolve until one is deleted (doctor's duplicate-lock-node).
-// Force installs it anyway; a list that cannot be read is said and the
-// install goes on.
-func (i *Install) refuseTwin(ctx context.Context, spec installed.InstallSpec) error {
+// Plan checks what the install would do to the package manager's state:
+// a second package of a repository another package installs already
+// (twin-install), and a custom name for a repository installed packages
+// depend on (twin-name); both end with two nodes for one source in the
+// Lock, which then resolves no package's dependencies (doctor's
+// duplicate-lock-node). What cannot be read is said, and the install
+// is planned without it; the package under the name must be readable.
+func (i *Install) Plan(ctx context.Context, spec installed.InstallSpec) (*Plan, error) {
+	plan := NewPlan(ActionInstall, specName(spec)+" ("+spec.Package+")", "", "")
 	repo := reference.Repository(spec.Package)
-	if i.Force || repo == "" {
-		return nil
+	// Another package under the name is an error, and the package there
+	// already nothing to plan: Create says so.
+	if p, err := i.existing(ctx, spec); p != nil || err != nil || repo == "" {
+		return plan, err
 	}
 	pkgs, err := i.Cluster.List(ctx, "", "")
 	if err != nil {
 		fmt.Fprintf(i.Progress, "Warning: cannot check whether another package installs %s: %v\n", repo, err)
-		return nil
 	}
 	for _, p := range pkgs {
 		if p.Name != spec.Name && installed.SameRepo(p.Source, repo) {
-			return fmt.Errorf("%s is installed already as %s (%s): a second package of one repository puts two nodes for it in the Lock, and Crossplane then resolves no package's dependencies; use 'kubectl xpkg upgrade %s' to change its version, or pass --force to install it twice anyway",
-				repo, p.KindName(), p.Source, p.KindName())
+			plan.add(Finding{Rule: RuleTwinInstall, Severity: Blocking, Object: p.KindName(),
+				Message: fmt.Sprintf("%s is installed already as %s (%s): a second package of one repository puts two nodes for it in the Lock, and Crossplane then resolves no package's dependencies; use 'kubectl xpkg upgrade %s' to change its version, or pass --force to install it twice anyway",
+					repo, p.KindName(), p.Source, p.KindName())})
 		}
 	}
-	return nil
+	if f := i.twinName(ctx, spec, repo); f != nil {
+		plan.add(*f)
+	}
+	return plan, nil
+}
+
+// twinName: a custom name for a repository that installed packages depend
+// on. The resolver installs the dependency under its own name whenever
+// the Lock has no entry for the repository (during this package's next
+// upgrade, say): a twin, two Lock nodes, every package unhealthy.
+func (i *Install) twinName(ctx context.Context, spec installed.InstallSpec, repo string) *Finding {
+	want := resolverName(repo)
+	if want == "" || spec.Name == want {
+		return nil
+	}
+	lock, err := i.Cluster.Lock(ctx)
+	if err != nil {
+		fmt.Fprintf(i.Progress, "Warning: cannot check whether installed packages depend on %s: %v\n", repo, err)
+		return nil
+	}
+	deps := installed.Dependents(lock, repo)
+	if len(deps) == 0 {
+		return nil
+	}
+	var by []string
+	for _, d := range deps {
+		by = append(by, d.Name)
+	}
+	return &Finding{Rule: RuleTwinName, Severity: Blocking, Object: specName(spec),
+		Message: fmt.Sprintf("installed packages depend on %s (the revisions %s), and Crossplane's resolver names it %s: under the name %s it installs a twin whenever the Lock has no entry for it (on the next upgrade, say), and the Lock then holds two nodes for it; install it as %s, or pass --force",
+			repo, strings.Join(by, ", "), want, spec.Name, want)}
 }

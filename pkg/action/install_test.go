@@ -9,35 +9,64 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
-// TestInstallRefusesASecondPackageOfARepository: installing a repository
+// TestInstallPlansASecondPackageOfARepository: installing a repository
 // that another package installs, under another name, would put two nodes
-// for it in the Lock; it is refused, naming that package and the way out,
-// unless forced. The same package under its own name stays a no-op.
-func TestInstallRefusesASecondPackageOfARepository(t *testing.T) {
+// for it in the Lock: the install's plan has a blocking finding that
+// names that package and the way out. The same package under its own
+// name plans nothing and stays a no-op.
+func TestInstallPlansASecondPackageOfARepository(t *testing.T) {
 	c := fakeCluster(t, pkgObj("Provider", "org-provider-nop", nopRepo+":v0.2.0", "org-provider-nop-aaa"))
 	spec := installed.InstallSpec{Kind: "Provider", Name: "other-nop", Package: nopRepo + ":v0.4.0"}
-	u, err := c.Dialect().Build(spec)
+	in := &Install{Cluster: c, Progress: io.Discard}
+	plan, err := in.Plan(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &Install{Cluster: c, Progress: io.Discard}
-	_, _, err = in.Create(context.Background(), spec, u, false)
-	const want = nopRepo + " is installed already as provider/org-provider-nop (" + nopRepo + ":v0.2.0): a second package of one repository puts two nodes for it in the Lock, and Crossplane then resolves no package's dependencies; use 'kubectl xpkg upgrade provider/org-provider-nop' to change its version, or pass --force to install it twice anyway"
-	if err == nil || err.Error() != want {
-		t.Fatalf("install of a second package of the repository: %v\nwant: %s", err, want)
+	const msg = nopRepo + " is installed already as provider/org-provider-nop (" + nopRepo + ":v0.2.0): a second package of one repository puts two nodes for it in the Lock, and Crossplane then resolves no package's dependencies; use 'kubectl xpkg upgrade provider/org-provider-nop' to change its version, or pass --force to install it twice anyway"
+	fs := findings(plan, RuleTwinInstall)
+	if len(fs) != 1 || fs[0].Severity != Blocking || fs[0].Message != msg || plan.Refused() == nil {
+		t.Fatalf("plan %+v\nwant one blocking %s: %s", plan.Findings, RuleTwinInstall, msg)
 	}
-	if _, err := c.Get(context.Background(), "Provider", "other-nop"); err == nil {
-		t.Error("the refused package was created")
+	var text strings.Builder
+	if err := WriteText(&text, plan); err != nil || !strings.HasPrefix(text.String(), "Plan: install provider/other-nop ("+nopRepo+":v0.4.0)\n  1 blocking") {
+		t.Errorf("%q, %v", text.String(), err)
 	}
 
 	same := installed.InstallSpec{Kind: "Provider", Name: "org-provider-nop", Package: nopRepo + ":v0.2.0"}
+	if plan, err := in.Plan(context.Background(), same); err != nil || len(plan.Findings) != 0 {
+		t.Errorf("the same package again plans %+v, %v", plan, err)
+	}
+	u, err := c.Dialect().Build(same)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if p, already, err := in.Create(context.Background(), same, u, false); err != nil || !already || p.Name != "org-provider-nop" {
 		t.Errorf("the same package again: %v, already %v", err, already)
 	}
+}
 
-	in.Force = true
-	p, already, err := in.Create(context.Background(), spec, u, false)
-	if err != nil || already || p.Name != "other-nop" || !strings.HasSuffix(p.Source, ":v0.4.0") {
-		t.Errorf("forced: %v, already %v, %+v", err, already, p)
+// TestInstallPlansANameTheResolverWouldTwin: a custom name for a
+// repository an installed package depends on is blocking; the resolver's
+// own name, or a repository nothing depends on, plans nothing.
+func TestInstallPlansANameTheResolverWouldTwin(t *testing.T) {
+	const famRepo = "r.example.org/org/provider-family"
+	c := fakeCluster(t, lock(entry("member-aaa", "Provider", nopRepo, "v0.2.0", famRepo, ">=0.0.0")))
+	in := &Install{Cluster: c, Progress: io.Discard}
+	plan, err := in.Plan(context.Background(), installed.InstallSpec{Kind: "Provider", Name: "family", Package: famRepo + ":v1.0.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := findings(plan, RuleTwinName)
+	if len(fs) != 1 || fs[0].Severity != Blocking || !strings.Contains(fs[0].Message, "Crossplane's resolver names it org-provider-family: under the name family it installs a twin") ||
+		!strings.Contains(fs[0].Message, "member-aaa") {
+		t.Fatalf("plan %+v", plan.Findings)
+	}
+	for _, spec := range []installed.InstallSpec{
+		{Kind: "Provider", Name: "org-provider-family", Package: famRepo + ":v1.0.0"},
+		{Kind: "Provider", Name: "custom", Package: "r.example.org/org/provider-alone:v1.0.0"},
+	} {
+		if plan, err := in.Plan(context.Background(), spec); err != nil || len(plan.Findings) != 0 {
+			t.Errorf("%s plans %+v, %v", spec.Name, plan.Findings, err)
+		}
 	}
 }

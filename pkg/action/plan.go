@@ -56,6 +56,9 @@ const (
 	RuleStaleLockEntry       = "stale-lock-entry"
 	RuleManualInactive       = "manual-inactive"
 	RuleRevisionHistory      = "revision-history"
+
+	// Install's: what the install would do to the Lock.
+	RuleTwinInstall = "twin-install"
 )
 
 // RuleDoc describes a plan rule: the verbs whose plans raise it, and one
@@ -92,7 +95,8 @@ var Rules = []RuleDoc{
 	{RulePinnedDependency, changeVerbs, "blocking: the target names a digest and an installed package depends on this one with a version range: Crossplane records the digest in the Lock, cannot match it against the range, and the dependent turns unhealthy"},
 	{RuleDuplicateLockNode, doctorVerb, "blocking: the Lock holds two entries for one source (two revisions of one package, or two packages of one repository): Crossplane builds no dependency graph and every package may turn unhealthy; names both and the one Crossplane keeps"},
 	{RuleDependencyUnresolved, doctorVerb, "blocking: the Lock is not resolved, or a package's current revision cannot resolve its dependencies: the message, and every package whose constraint on the sources it names takes part"},
-	{RuleTwinName, doctorVerb, "warning: a package others depend on is installed under a name other than the resolver's for its repository: the resolver can install a twin"},
+	{RuleTwinName, []string{ActionDoctor, ActionInstall}, "warning (doctor): a package others depend on is installed under a name other than the resolver's for its repository: the resolver can install a twin; blocking (install): the name installed would be such a name"},
+	{RuleTwinInstall, []string{ActionInstall}, "blocking: another package installs the same repository already: two nodes for one source in the Lock, and no package's dependencies resolve"},
 	{RuleStaleLockEntry, doctorVerb, "warning: a Lock entry whose revision is gone or inactive, or that lacks a name, source, type or a dependency's package or type"},
 	{RuleManualInactive, doctorVerb, "warning: a package under Manual activation has no active revision: it runs nothing"},
 	{RuleRevisionHistory, doctorVerb, "warning: a package has more revisions than its revisionHistoryLimit keeps"},
