@@ -19,9 +19,10 @@ var doctorExample = `  # Check the package manager's state: exit 3 when somethin
 
 // DoctorOptions holds the flags and state of `kubectl xpkg doctor`.
 type DoctorOptions struct {
-	Output  string
-	Cluster ClusterFlags
-	root    *Root
+	Output      string
+	XPNamespace string
+	Cluster     ClusterFlags
+	root        *Root
 }
 
 // NewCmdDoctor builds `kubectl xpkg doctor`.
@@ -29,10 +30,11 @@ func NewCmdDoctor(root *Root) *cobra.Command {
 	o := &DoctorOptions{root: root}
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Find what keeps packages from installing: duplicate Lock nodes, unresolved dependencies, stale entries",
-		Long: `Doctor reads the package manager's state once (every package, every revision and the
-Lock: one request per kind, however many there are) and reports what keeps packages
-from installing, as a plan reports findings: each with a stable rule, a severity and a
+		Short: "Find what keeps packages from installing: duplicate Lock nodes, unresolved dependencies, contested definitions",
+		Long: `Doctor reads the package manager's state once (every package, every revision, the
+Lock, every CRD and MRD without their schemas and every DeploymentRuntimeConfig: one
+request per kind, however many there are) and reports what keeps packages from
+installing, as a plan reports findings: each with a stable rule, a severity and a
 message that names the objects and the way out. It changes nothing. The rules:
 
 ` + action.RulesHelp(action.ActionDoctor) + `
@@ -47,6 +49,7 @@ line per thing it could not read; a partial reading is never reported healthy.`,
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: text).")
 	completeOutput(cmd, "json", "yaml")
+	cmd.Flags().StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane, whose version some rules depend on (read only when one does).")
 	o.Cluster.AddFlags(cmd.Flags())
 	return cmd
 }
@@ -64,7 +67,7 @@ func (o *DoctorOptions) Validate() error {
 
 // Run examines the cluster, prints the report and exits by it.
 func (o *DoctorOptions) Run(ctx context.Context) error {
-	cfg, err := o.root.config(&o.Cluster, nil, "")
+	cfg, err := o.root.config(&o.Cluster, nil, o.XPNamespace)
 	if err != nil {
 		return err
 	}
