@@ -26,14 +26,15 @@ var doctorExample = `  # Check the package manager's state: exit 3 when somethin
 
 // DoctorOptions holds the flags and state of `kubectl xpkg doctor`.
 type DoctorOptions struct {
-	Output  string
-	Fix     bool
-	Yes     bool
-	DryRun  string
-	Backup  string
-	Wait    time.Duration
-	Cluster ClusterFlags
-	root    *Root
+	Output      string
+	Fix         bool
+	Yes         bool
+	DryRun      string
+	Backup      string
+	Wait        time.Duration
+	XPNamespace string
+	Cluster     ClusterFlags
+	root        *Root
 }
 
 // NewCmdDoctor builds `kubectl xpkg doctor`.
@@ -41,10 +42,11 @@ func NewCmdDoctor(root *Root) *cobra.Command {
 	o := &DoctorOptions{root: root}
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Find what keeps packages from installing: duplicate Lock nodes, unresolved dependencies, stale entries",
-		Long: `Doctor reads the package manager's state once (every package, every revision and the
-Lock: one request per kind, however many there are) and reports what keeps packages
-from installing, as a plan reports findings: each with a stable rule, a severity and a
+		Short: "Find what keeps packages from installing: duplicate Lock nodes, unresolved dependencies, contested definitions",
+		Long: `Doctor reads the package manager's state once (every package, every revision, the
+Lock, every CRD and MRD without their schemas and every DeploymentRuntimeConfig: one
+request per kind, however many there are) and reports what keeps packages from
+installing, as a plan reports findings: each with a stable rule, a severity and a
 message that names the objects and the way out. It changes nothing. The rules:
 
 ` + action.RulesHelp(action.ActionDoctor) + `
@@ -80,6 +82,7 @@ healthy.`,
 	addDryRunFlag(f, &o.DryRun, "with --fix, print the repair and change nothing", "with --fix, have the API server check each step without making it")
 	f.StringVar(&o.Backup, "backup", "", "With --fix: the file to save the objects it changes to (default: doctor-backup-TIME.yaml in the current directory).")
 	f.DurationVar(&o.Wait, "wait", action.DefaultRepairSettle, "With --fix: how long to wait for the package manager to take the repair in before reporting again.")
+	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane, whose version some rules depend on (read only when one does).")
 	o.Cluster.AddFlags(cmd.Flags())
 	return cmd
 }
@@ -103,7 +106,7 @@ func (o *DoctorOptions) Validate() error {
 
 // Run examines the cluster, prints the report and exits by it.
 func (o *DoctorOptions) Run(ctx context.Context) error {
-	cfg, err := o.root.config(&o.Cluster, nil, "")
+	cfg, err := o.root.config(&o.Cluster, nil, o.XPNamespace)
 	if err != nil {
 		return err
 	}

@@ -17,8 +17,9 @@ import (
 const ActionDoctor = "doctor"
 
 // Doctor reads the package manager's state once (packages, revisions, the
-// Lock) and finds what keeps packages from installing, under the rules of
-// Rules whose verbs name doctor. It changes nothing.
+// Lock, the CRDs and MRDs they install, the DeploymentRuntimeConfigs) and
+// finds what keeps packages from installing, under the rules of Rules
+// whose verbs name doctor. It changes nothing.
 type Doctor struct {
 	cfg *Config
 }
@@ -65,9 +66,11 @@ func (d *Doctor) examine(ctx context.Context) (*Report, *state, error) {
 		return nil, nil, err
 	}
 	s := readState(ctx, c)
+	s.readObjects(ctx, c, d.cfg.XPNamespace)
 	rep := &Report{Findings: []Finding{}, Unread: s.unread,
 		Packages: len(s.pkgs), Revisions: len(s.revs), LockEntries: len(s.lock)}
-	for _, rule := range []func() []Finding{s.duplicateNodes, s.unresolved, s.twinNames, s.staleEntries, s.manualInactive, s.historyPiled} {
+	for _, rule := range []func() []Finding{s.duplicateNodes, s.unresolved, s.twinNames, s.staleEntries, s.manualInactive, s.historyPiled,
+		s.controlConflicts, s.storedUndefined, s.objectsMissing, s.pinnedServiceAccounts} {
 		rep.Findings = append(rep.Findings, rule()...)
 	}
 	return rep, s, nil
@@ -92,6 +95,8 @@ type state struct {
 
 	revByName map[string]*installed.Revision
 	pkgByKey  map[string]*installed.Package // kind/name
+
+	objectState
 }
 
 // readState makes one request per package kind, one per revision kind and

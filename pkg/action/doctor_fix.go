@@ -194,7 +194,7 @@ func backupObject(ctx context.Context, c *cluster.Cluster, st RepairStep) (*unst
 	case RepairRemoveLockEntry:
 		return c.LockObject(ctx)
 	case RepairRemoveOwnerRef:
-		return c.Definition(ctx, st.owner.Resource, st.owner.Name)
+		return c.DefinitionObject(ctx, st.owner.Resource, st.owner.Name)
 	}
 	return nil, fmt.Errorf("unknown repair %s", st.Action)
 }
@@ -334,4 +334,19 @@ func WriteRepair(w io.Writer, rp *Repair) error {
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// orphanSteps: a definition's controller reference to a revision that no
+// longer exists. Removing it loses nothing (its owner is gone) and lets
+// the establisher of the revision that installs the definition now take
+// control; left alone, the garbage collector may delete the definition,
+// and its objects with it, once it sees the owner gone.
+func (s *state) orphanSteps() []RepairStep {
+	var out []RepairStep
+	for _, o := range s.orphanedControllers() {
+		kind := map[string]string{cluster.ResourceCRDs: "customresourcedefinition", cluster.ResourceMRDs: "managedresourcedefinition"}[o.Resource]
+		out = append(out, RepairStep{Rule: RuleControlConflict, Action: RepairRemoveOwnerRef, Object: kind + "/" + o.Name, owner: &o, uid: o.UID,
+			Message: fmt.Sprintf("remove the controller reference of %s/%s to %s %s (UID %s), which no longer exists", kind, o.Name, o.OwnerKind, o.OwnerName, o.OwnerUID)})
+	}
+	return out
 }

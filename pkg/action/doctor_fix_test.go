@@ -226,3 +226,44 @@ func TestDoctorFixStopsWhenTheGoneRevisionIsBack(t *testing.T) {
 		t.Fatalf("exit %d, %v; want %d", exit.Code(err), err, exit.PlanChanged)
 	}
 }
+
+// TestDoctorFixRemovesAnOrphanedControllerReference: a CRD controlled by
+// a revision that no longer exists loses that reference, by a patch that
+// tests the CRD's UID and the reference's; the package's own (non
+// controller) reference stays. A backup of the CRD is written first.
+func TestDoctorFixRemovesAnOrphanedControllerReference(t *testing.T) {
+	objs := append(providerP("a.x.example.org"),
+		defCRD("a.x.example.org", []string{"v1"}, []string{"v1"}, pOwner, owner("ProviderRevision", "p-1", "u-gone", true)),
+		crossplaneAt("v2.3.4"))
+	c, dyn := fakeClusterDyn(t, objs...)
+	d := NewDoctor(&Config{cluster: c, XPNamespace: xpNamespace})
+	rep := planRepair(t, d)
+	if len(rep.Repair.Steps) != 1 || rep.Repair.Steps[0].Action != RepairRemoveOwnerRef || rep.Repair.Steps[0].Object != "customresourcedefinition/a.x.example.org" ||
+		rep.Repair.Steps[0].Rule != RuleControlConflict {
+		t.Fatalf("steps %+v", rep.Repair.Steps)
+	}
+	var backup bytes.Buffer
+	if n, err := d.Backup(context.Background(), rep, &backup); err != nil || n != 1 || !strings.Contains(backup.String(), "kind: CustomResourceDefinition") || !strings.Contains(backup.String(), "u-gone") {
+		t.Fatalf("backup %d %v:\n%s", n, err, backup.String())
+	}
+	dyn.ClearActions()
+	if err := d.Repair(context.Background(), rep, RepairOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	crd := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	u, err := dyn.Resource(crd).Get(context.Background(), "a.x.example.org", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refs := u.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != "u-p" {
+		t.Errorf("owner references %+v, want only the package's", refs)
+	}
+	for _, a := range dyn.Actions() {
+		if p, ok := a.(clienttesting.PatchActionImpl); ok && !strings.Contains(string(p.Patch), `{"op":"test","path":"/metadata/ownerReferences/1/uid","value":"u-gone"}`) {
+			t.Errorf("patch without the reference's test: %s", p.Patch)
+		}
+	}
+	if r := planRepair(t, d); len(r.Repair.Steps) != 0 || len(ruleFindings(r, RuleControlConflict)) != 0 {
+		t.Errorf("after the repair: steps %+v, findings %+v", r.Repair.Steps, r.Findings)
+	}
+}

@@ -327,8 +327,9 @@ func TestDoctorRevisionHistory(t *testing.T) {
 }
 
 // TestDoctorHealthyInConstantRequests: a healthy cluster gets no finding,
-// read with one request per package kind, one per revision kind and one
-// for the Lock, whatever the number of packages and revisions.
+// read with one request per package kind, one per revision kind, one for
+// the Lock and one list each of CRDs, MRDs and DeploymentRuntimeConfigs,
+// whatever the number of packages and revisions.
 func TestDoctorHealthyInConstantRequests(t *testing.T) {
 	for _, n := range []int{1, 20} {
 		var objs []*unstructured.Unstructured
@@ -348,13 +349,14 @@ func TestDoctorHealthyInConstantRequests(t *testing.T) {
 			t.Errorf("%d providers: %+v", n, r)
 		}
 		got := requests(dyn.Actions())
-		for _, r := range []string{"providers", "configurations", "functions", "providerrevisions", "configurationrevisions", "functionrevisions"} {
+		for _, r := range []string{"providers", "configurations", "functions", "providerrevisions", "configurationrevisions", "functionrevisions",
+			"customresourcedefinitions", "managedresourcedefinitions", "deploymentruntimeconfigs"} {
 			if got["list "+r] != 1 {
 				t.Errorf("%d providers: %d lists of %s, want 1", n, got["list "+r], r)
 			}
 		}
-		if got["get locks"] != 1 || len(dyn.Actions()) != 7 {
-			t.Errorf("%d providers: requests %v, want 6 lists and 1 get of the Lock", n, got)
+		if got["get locks"] != 1 || len(dyn.Actions()) != 10 {
+			t.Errorf("%d providers: requests %v, want 9 lists and 1 get of the Lock", n, got)
 		}
 		var out bytes.Buffer
 		if err := WriteReport(&out, r); err != nil {

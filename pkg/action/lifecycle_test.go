@@ -34,6 +34,7 @@ var listKinds = map[schema.GroupVersionResource]string{
 	{Group: "apiextensions.crossplane.io", Version: "v1alpha1", Resource: "managedresourceactivationpolicies"}: "ManagedResourceActivationPolicyList",
 	{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "imageconfigs"}:                                 "ImageConfigList",
 	{Group: "", Version: "v1", Resource: "secrets"}:                                                            "SecretList",
+	{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "deploymentruntimeconfigs"}:                     "DeploymentRuntimeConfigList",
 }
 
 // fakeCluster is a cluster over client-go's dynamic fake, holding objs.

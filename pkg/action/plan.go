@@ -56,6 +56,10 @@ const (
 	RuleStaleLockEntry       = "stale-lock-entry"
 	RuleManualInactive       = "manual-inactive"
 	RuleRevisionHistory      = "revision-history"
+	RuleControlConflict      = "control-conflict"
+	RuleStoredUndefined      = "stored-version-undefined"
+	RuleObjectsMissing       = "objects-missing"
+	RulePinnedServiceAccount = "pinned-service-account"
 
 	// Install's: what the install would do to the Lock.
 	RuleTwinInstall = "twin-install"
@@ -100,6 +104,10 @@ var Rules = []RuleDoc{
 	{RuleStaleLockEntry, doctorVerb, "warning: a Lock entry whose revision is gone or inactive, or that lacks a name, source, type or a dependency's package or type"},
 	{RuleManualInactive, doctorVerb, "warning: a package under Manual activation has no active revision: it runs nothing"},
 	{RuleRevisionHistory, doctorVerb, "warning: a package has more revisions than its revisionHistoryLimit keeps"},
+	{RuleControlConflict, doctorVerb, "blocking: a CRD or MRD is controlled by a revision that no longer exists (warning where Crossplane takes it over itself) or by another package's revision than the one that installs it, or a revision says it cannot take control of an object: names the reference to remove"},
+	{RuleStoredUndefined, doctorVerb, "blocking: a CRD stores objects at a version its spec.versions no longer defines (the API server refuses every update of it), or a revision cannot update a CRD because its package dropped such a version"},
+	{RuleObjectsMissing, doctorVerb, "blocking: a healthy active revision's status.objectRefs lacks CRDs or MRDs it installed (they name it as owner) or that an inactive revision of the same digest recorded: Crossplane grants the runtime nothing for them"},
+	{RulePinnedServiceAccount, doctorVerb, "warning: a DeploymentRuntimeConfig that pins the runtime's ServiceAccount name is used by several packages, whose revisions fight over it; blocking on Crossplane v2.4.0 and v2.4.1, which refuse a pinned name at the next revision"},
 }
 
 // RulesHelp lists the rules a verb's plan applies, one "* id: help" line

@@ -26,14 +26,16 @@ import (
 )
 
 // definitionDoc is what the plugin reads of a definition (a CRD, an MRD or
-// an XRD): names, versions, state and conditions, never the schemas, which
-// are nearly all of a big provider's 100 MB of definitions. It is decoded
-// one object at a time from a list or watch stream.
+// an XRD): names, owners, versions, state and conditions, never the
+// schemas, which are nearly all of a big provider's 100 MB of definitions.
+// It is decoded one object at a time from a list or watch stream.
 type definitionDoc struct {
 	Metadata struct {
-		Name            string `json:"name"`
-		ResourceVersion string `json:"resourceVersion,omitempty"`
-		Generation      int64  `json:"generation,omitempty"`
+		Name            string                  `json:"name"`
+		UID             string                  `json:"uid,omitempty"`
+		ResourceVersion string                  `json:"resourceVersion,omitempty"`
+		Generation      int64                   `json:"generation,omitempty"`
+		OwnerReferences []metav1.OwnerReference `json:"ownerReferences,omitempty"`
 	} `json:"metadata"`
 	Spec struct {
 		Group string `json:"group,omitempty"`

@@ -173,11 +173,15 @@ func lockEntryIndex(u *unstructured.Unstructured, name, src string) int {
 	return -1
 }
 
-// RemoveOwnerReference removes from the definition (a CRD or an MRD:
-// resource names which) the owner reference to ownerUID: a JSON patch
-// whose tests are the definition's UID and the reference at its index,
-// found again in the definition as it is now.
-func (c *Cluster) RemoveOwnerReference(ctx context.Context, gvr schema.GroupVersionResource, name, uid, ownerUID string, dryRun bool) error {
+// RemoveOwnerReference removes from the definition (resource is
+// ResourceCRDs or ResourceMRDs) the owner reference to ownerUID: a JSON
+// patch whose tests are the definition's UID and the reference at its
+// index, found again in the definition as it is now.
+func (c *Cluster) RemoveOwnerReference(ctx context.Context, resource, name, uid, ownerUID string, dryRun bool) error {
+	gvr, err := definitionGVR(resource)
+	if err != nil {
+		return err
+	}
 	rc := c.dyn.Resource(gvr)
 	what := gvr.Resource + "/" + name
 	return retryOnConflict(ctx, patchRetry, func() error {
@@ -217,9 +221,13 @@ func (c *Cluster) RemoveOwnerReference(ctx context.Context, gvr schema.GroupVers
 	})
 }
 
-// Definition reads a CRD or MRD (resource names which) as it is stored,
-// nil when it is gone.
-func (c *Cluster) Definition(ctx context.Context, gvr schema.GroupVersionResource, name string) (*unstructured.Unstructured, error) {
+// DefinitionObject reads a CRD or MRD (resource is ResourceCRDs or
+// ResourceMRDs) as it is stored, nil when it is gone.
+func (c *Cluster) DefinitionObject(ctx context.Context, resource, name string) (*unstructured.Unstructured, error) {
+	gvr, err := definitionGVR(resource)
+	if err != nil {
+		return nil, err
+	}
 	u, err := c.dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -236,4 +244,14 @@ func patchOptions(dryRun bool) metav1.PatchOptions {
 		o.DryRun = []string{metav1.DryRunAll}
 	}
 	return o
+}
+
+func definitionGVR(resource string) (schema.GroupVersionResource, error) {
+	switch resource {
+	case ResourceCRDs:
+		return crdResource, nil
+	case ResourceMRDs:
+		return mrdGVR, nil
+	}
+	return schema.GroupVersionResource{}, fmt.Errorf("%s is no definition resource", resource)
 }
