@@ -146,10 +146,11 @@ func pullSecretFinding(fb *FellBack, ref string) Finding {
 // planLock checks the Lock: dependents' constraints on the target version
 // and the target's own dependencies.
 func (c *Change) planLock(ctx context.Context, p *Plan, in *Installed, meta *xpkg.Meta, target string) error {
-	lock, err := c.Cluster.Lock(ctx)
+	lock, unresolved, err := c.Cluster.LockState(ctx)
 	if err != nil {
 		return err
 	}
+	p.add(lockFindings(lock, unresolved)...)
 	pkgs, err := c.Cluster.List(ctx, "", "")
 	if err != nil {
 		return err
@@ -169,6 +170,30 @@ func (c *Change) planLock(ctx context.Context, p *Plan, in *Installed, meta *xpk
 	}
 	p.add(dependencyFindings(meta, lock, pkgs, target, func(d xpkg.Dependency) (bool, error) { return dependencyAvailable(ctx, in, d) })...)
 	return nil
+}
+
+// lockFindings: a change made while the Lock is broken. Two nodes for one
+// source (doctor's duplicate-lock-node) stop every package's dependency
+// resolution, and no change becomes healthy until one goes: blocking.
+// Another unresolved Lock is a warning: the change may be what resolves
+// it.
+func lockFindings(lock []installed.LockPackage, unresolved *installed.Condition) []Finding {
+	seen := map[string]int{}
+	var dups []string
+	for _, lp := range lock {
+		if seen[lp.Source]++; seen[lp.Source] == 2 {
+			dups = append(dups, lp.Source)
+		}
+	}
+	if len(dups) > 0 {
+		return []Finding{{Rule: RuleLockUnresolved, Severity: Blocking, Object: "lock/lock",
+			Message: fmt.Sprintf("the Lock holds two nodes for %s: Crossplane resolves no package's dependencies while it does, so this change cannot become healthy; kubectl xpkg doctor names them, and doctor --fix repairs what it can prove", strings.Join(dups, ", "))}}
+	}
+	if unresolved == nil {
+		return nil
+	}
+	return []Finding{{Rule: RuleLockUnresolved, Severity: Warning, Object: "lock/lock",
+		Message: installed.LockWarning(unresolved) + "; the change may not become healthy until it is resolved"}}
 }
 
 // refVersion is the version a reference names: its tag, also when a digest

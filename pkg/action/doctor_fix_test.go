@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 var (
@@ -266,4 +267,34 @@ func TestDoctorFixRemovesAnOrphanedControllerReference(t *testing.T) {
 	if r := planRepair(t, d); len(r.Repair.Steps) != 0 || len(ruleFindings(r, RuleControlConflict)) != 0 {
 		t.Errorf("after the repair: steps %+v, findings %+v", r.Repair.Steps, r.Findings)
 	}
+}
+
+// TestLockFindings: a change planned while the Lock holds two nodes for
+// one source is blocked, naming the source and doctor; a Lock otherwise
+// unresolved is a warning; a resolved one says nothing.
+func TestLockFindings(t *testing.T) {
+	dup := installedLock{{"fn-aaa", fnRepo}, {"fn-bbb", fnRepo}, {"nop-a", nopRepo}}
+	fs := lockFindings(dup.entries(), nil)
+	if len(fs) != 1 || fs[0].Severity != Blocking || fs[0].Rule != RuleLockUnresolved ||
+		!strings.Contains(fs[0].Message, "the Lock holds two nodes for "+fnRepo+": ") || !strings.Contains(fs[0].Message, "kubectl xpkg doctor") {
+		t.Errorf("duplicate: %+v", fs)
+	}
+	cond := &installed.Condition{Type: "Resolved", Status: "False", Reason: "DependencyResolutionFailed", Message: "missing dependencies"}
+	fs = lockFindings(dup.entries()[2:], cond)
+	if len(fs) != 1 || fs[0].Severity != Warning || !strings.Contains(fs[0].Message, "missing dependencies") {
+		t.Errorf("unresolved: %+v", fs)
+	}
+	if fs := lockFindings(dup.entries()[1:], nil); len(fs) != 0 {
+		t.Errorf("resolved: %+v", fs)
+	}
+}
+
+type installedLock [][2]string
+
+func (l installedLock) entries() []installed.LockPackage {
+	var out []installed.LockPackage
+	for _, e := range l {
+		out = append(out, installed.LockPackage{Name: e[0], Source: e[1]})
+	}
+	return out
 }

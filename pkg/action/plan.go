@@ -48,6 +48,7 @@ const (
 	RuleInvalidPackage       = "invalid-package"
 	RuleExplicitDependency   = "explicit-dependency"
 	RulePullSecret           = "pull-secret"
+	RuleLockUnresolved       = "lock-unresolved"
 
 	// Doctor's rules: what it finds in the package manager's state.
 	RuleDuplicateLockNode    = "duplicate-lock-node"
@@ -94,6 +95,7 @@ var Rules = []RuleDoc{
 	{RuleRuntimeRestart, changeVerbs, "info: the change restarts the provider's or function's runtime (a Deployment per revision)"},
 	{RuleDependents, []string{ActionUninstall}, "blocking: another installed package depends on it (according to the Lock)"},
 	{RuleExplicitDependency, []string{ActionUninstall}, "info: with --with-dependencies, a dependency nothing else needs was installed explicitly, not by the package manager: it stays"},
+	{RuleLockUnresolved, changeVerbs, "blocking: the Lock holds two nodes for one source (no change becomes healthy until one goes: see doctor); warning: the Lock is otherwise not resolved"},
 	{RulePullSecret, changeVerbs, "warning: the package was read with your own credentials, since the pull secret an ImageConfig gives it could not be read"},
 	{RuleBreakingChange, changeVerbs, "warning: the other breaking changes kubectl xpkg diff finds, per object"},
 	{RulePinnedDependency, changeVerbs, "blocking: the target names a digest and an installed package depends on this one with a version range: Crossplane records the digest in the Lock, cannot match it against the range, and the dependent turns unhealthy"},

@@ -38,7 +38,7 @@ func LockUnresolved(u *unstructured.Unstructured) *Condition {
 // does to every package.
 func LockWarning(c *Condition) string {
 	msg := strings.TrimPrefix(c.Message, "Error occurred during dependency resolution ")
-	return fmt.Sprintf("the Lock is not resolved (%s: %s): Crossplane resolves no package's dependencies until it is, and every package may report it; kubectl get lock lock -o yaml shows it", c.Reason, msg)
+	return fmt.Sprintf("the Lock is not resolved (%s: %s): Crossplane resolves no package's dependencies until it is, and every package may report it; kubectl xpkg doctor says why and what to do", c.Reason, msg)
 }
 
 // LockStuck reports an unresolved Lock whose cause no retry of the

@@ -67,6 +67,10 @@ func TestDoctorTwoPackagesOfOneSource(t *testing.T) {
 		"provider/"+custom, "provider/"+nop, "Crossplane keeps provider/"+nop+": its resolver installs this dependency under that name",
 		"delete provider/"+custom, "[duplicate-lock-node]")
 
+	// A change planned meanwhile cannot become healthy: it is stopped.
+	r = x.Run("upgrade", "provider/"+nop, "v0.2.1", "--dry-run").Fails(t, 3)
+	contains(t, "upgrade --dry-run", r.Stdout, "BLOCKING the Lock holds two nodes for "+nopRepo, "[lock-unresolved]")
+
 	r = x.Run("doctor", "--fix", "--yes").Fails(t, 3)
 	contains(t, "doctor --fix", r.Stdout, "Repair: nothing doctor can prove safe to change")
 	if c.get("providers", custom) == nil || c.get("providers", nop) == nil {
