@@ -145,18 +145,22 @@ func TestDoctorUnderRBAC(t *testing.T) {
 	x := clitest.New(t).WithEnv(env)
 
 	r := x.Run("doctor", "--context", testenv.ContextUser).Fails(t, 1)
-	if n := strings.Count(r.Stderr, "error: doctor is incomplete: "); n != 7 {
-		t.Errorf("%d lines of what could not be read, want 7 (3 package kinds, 3 revision kinds, the Lock):\n%s", n, r.Stderr)
+	if n := strings.Count(r.Stderr, "error: doctor is incomplete: "); n != 10 {
+		t.Errorf("%d lines of what could not be read, want 10 (3 package kinds, 3 revision kinds, the Lock, CRDs, MRDs, DeploymentRuntimeConfigs):\n%s", n, r.Stderr)
 	}
-	contains(t, "doctor with no permission", r.Stdout, "Doctor: 0 packages, 0 revisions, 0 Lock entries read; 7 reads failed, so the findings are not complete")
+	contains(t, "doctor with no permission", r.Stdout, "Doctor: 0 packages, 0 revisions, 0 Lock entries read; 10 reads failed, so the findings are not complete")
 	if strings.Contains(r.Stdout, "no problems found") {
 		t.Errorf("a report of health from nothing read:\n%s", r.Stdout)
 	}
 
 	const name = "xpkg-doctor-reader"
-	grant(t, dyn, name, []any{map[string]any{"apiGroups": []any{"pkg.crossplane.io"},
-		"resources": []any{"providers", "configurations", "functions", "providerrevisions", "functionrevisions", "locks"},
-		"verbs":     []any{"get", "list"}}})
+	grant(t, dyn, name, []any{
+		map[string]any{"apiGroups": []any{"pkg.crossplane.io"},
+			"resources": []any{"providers", "configurations", "functions", "providerrevisions", "functionrevisions", "locks", "deploymentruntimeconfigs"},
+			"verbs":     []any{"get", "list"}},
+		map[string]any{"apiGroups": []any{"apiextensions.k8s.io"}, "resources": []any{"customresourcedefinitions"}, "verbs": []any{"list"}},
+		map[string]any{"apiGroups": []any{"apiextensions.crossplane.io"}, "resources": []any{"managedresourcedefinitions"}, "verbs": []any{"list"}},
+	})
 	awaitGrant(t, env)
 	r = x.Run("doctor", "--context", testenv.ContextUser).Fails(t, 1)
 	contains(t, "doctor without configuration revisions", r.Stdout, "1 reads failed, so the findings are not complete",
