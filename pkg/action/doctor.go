@@ -1,6 +1,7 @@
 package action
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -19,6 +20,12 @@ const ActionDoctor = "doctor"
 // Rules whose verbs name doctor. It changes nothing.
 type Doctor struct {
 	cfg *Config
+	// CrossplaneVersion, when set, also checks the cluster as that
+	// release of Crossplane would find it (--crossplane-version).
+	CrossplaneVersion string
+	// NoRegistry reads no package from a registry (--offline): the
+	// packages' Crossplane constraints go unchecked.
+	NoRegistry bool
 }
 
 // NewDoctor examines cfg's cluster.
@@ -31,6 +38,8 @@ type Report struct {
 	// findings that needed it could not be made, so a report with Unread
 	// is never a clean bill of health.
 	Unread []string `json:"unread,omitempty"`
+	// Crossplane is the upgrade of Crossplane checked (--crossplane-version).
+	Crossplane *CrossplaneMove `json:"crossplane,omitempty"`
 	// Packages, Revisions and LockEntries count what was read.
 	Packages    int `json:"-"`
 	Revisions   int `json:"-"`
@@ -58,6 +67,11 @@ func (d *Doctor) Run(ctx context.Context) (*Report, error) {
 		Packages: len(s.pkgs), Revisions: len(s.revs), LockEntries: len(s.lock)}
 	for _, rule := range []func() []Finding{s.duplicateNodes, s.unresolved, s.twinNames, s.staleEntries, s.manualInactive, s.historyPiled} {
 		rep.Findings = append(rep.Findings, rule()...)
+	}
+	if d.CrossplaneVersion != "" {
+		if err := d.checkRelease(ctx, c, s, rep); err != nil {
+			return nil, err
+		}
 	}
 	return rep, nil
 }
@@ -160,6 +174,9 @@ func (s *state) entryOwner(lp installed.LockPackage) string {
 // command makes each its error line).
 func WriteReport(w io.Writer, r *Report) error {
 	head := fmt.Sprintf("Doctor: %d packages, %d revisions, %d Lock entries read", r.Packages, r.Revisions, r.LockEntries)
+	if x := r.Crossplane; x != nil {
+		head = fmt.Sprintf("Crossplane %s (deployment %s) → %s\n%s", cmp.Or(x.Running, "version unknown"), x.Deployment, x.Target, head)
+	}
 	if len(r.Unread) > 0 {
 		head += fmt.Sprintf("; %d reads failed, so the findings are not complete", len(r.Unread))
 	}
