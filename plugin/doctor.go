@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,19 +23,27 @@ var doctorExample = `  # Check the package manager's state: exit 3 when somethin
   kubectl xpkg doctor --fix --dry-run
 
   # Repair what it can prove, without asking, saving what it changes first
-  kubectl xpkg doctor --fix --yes --backup before-repair.yaml`
+  kubectl xpkg doctor --fix --yes --backup before-repair.yaml
+
+  # Before upgrading Crossplane to v2.4.2: what that release would do to this cluster
+  kubectl xpkg doctor --crossplane-version v2.4.2`
 
 // DoctorOptions holds the flags and state of `kubectl xpkg doctor`.
 type DoctorOptions struct {
-	Output      string
-	Fix         bool
-	Yes         bool
-	DryRun      string
-	Backup      string
-	Wait        time.Duration
-	XPNamespace string
-	Cluster     ClusterFlags
-	root        *Root
+	Output string
+	Fix    bool
+	Yes    bool
+	DryRun string
+	Backup string
+	Wait   time.Duration
+	// CrossplaneVersion is the release of Crossplane to check an upgrade
+	// to; Offline reads no registry for it.
+	CrossplaneVersion string
+	Offline           bool
+	XPNamespace       string
+	Source            SourceFlags
+	Cluster           ClusterFlags
+	root              *Root
 }
 
 // NewCmdDoctor builds `kubectl xpkg doctor`.
@@ -64,6 +73,17 @@ waits (--wait) for the package manager to take the repair in and reports again.
 Every other finding stays, with the steps to take by hand. --dry-run prints the repair
 and changes nothing (=server: the API server checks each step without making it).
 
+--crossplane-version VERSION checks, before Crossplane itself is upgraded, what that
+release would do to this cluster: the running release (the Deployment crossplane in
+--crossplane-namespace) and the target head the report. It blocks a downgrade, a
+skipped minor version, a known-bad release this cluster triggers and a core CRD
+that stores a version the target no longer defines; it names the packages that get
+a new revision and a restarted runtime, those under Manual activation that go
+offline, those that can get a twin, and those whose Crossplane constraint excludes
+the target (read from each package's image; --offline reads no registry and says
+so). What its release table does not know of a release it says, and checks the rest.
+
+
 Exit status: 0 when nothing is found (or, after --fix, nothing blocking is left), 3
 when a blocking finding is (is left), 4 when another writer stopped the repair, 1
 when something could not be read (RBAC, say): the findings it could make are printed,
@@ -82,8 +102,11 @@ healthy.`,
 	addDryRunFlag(f, &o.DryRun, "with --fix, print the repair and change nothing", "with --fix, have the API server check each step without making it")
 	f.StringVar(&o.Backup, "backup", "", "With --fix: the file to save the objects it changes to (default: doctor-backup-TIME.yaml in the current directory).")
 	f.DurationVar(&o.Wait, "wait", action.DefaultRepairSettle, "With --fix: how long to wait for the package manager to take the repair in before reporting again.")
-	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane, whose version some rules depend on (read only when one does).")
-	o.Cluster.AddFlags(cmd.Flags())
+	f.StringVar(&o.CrossplaneVersion, "crossplane-version", "", "Also check an upgrade of Crossplane to this release (MAJOR.MINOR.PATCH, with or without v).")
+	f.BoolVar(&o.Offline, "offline", false, "With --crossplane-version: read no registry (the packages' Crossplane constraints are then not checked).")
+	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane (its Deployment) and of the packages' pull secrets.")
+	o.Source.AddRegistryFlags(f)
+	o.Cluster.AddFlags(f)
 	return cmd
 }
 
@@ -101,12 +124,22 @@ func (o *DoctorOptions) Validate() error {
 	if !o.Fix && (o.Yes || o.DryRun != dryRunNone || o.Backup != "") {
 		return &exit.UsageError{Err: errors.New("--yes, --dry-run and --backup go with --fix"), Hint: "See 'kubectl xpkg doctor --help' for usage."}
 	}
+	if o.Fix && o.CrossplaneVersion != "" {
+		return &exit.UsageError{Err: errors.New("--fix repairs the cluster as it is: check a Crossplane upgrade (--crossplane-version) apart"), Hint: "See 'kubectl xpkg doctor --help' for usage."}
+	}
+	if o.CrossplaneVersion != "" {
+		if err := action.ValidateCrossplaneVersion(o.CrossplaneVersion); err != nil {
+			return &exit.UsageError{Err: fmt.Errorf("--crossplane-version: %w", err), Hint: "See 'kubectl xpkg doctor --help' for usage."}
+		}
+	} else if o.Offline {
+		return &exit.UsageError{Err: errors.New("--offline goes with --crossplane-version: doctor reads no registry otherwise"), Hint: "See 'kubectl xpkg doctor --help' for usage."}
+	}
 	return printers.CheckFormat(o.Output, printers.FormatJSON, printers.FormatYAML)
 }
 
 // Run examines the cluster, prints the report and exits by it.
 func (o *DoctorOptions) Run(ctx context.Context) error {
-	cfg, err := o.root.config(&o.Cluster, nil, o.XPNamespace)
+	cfg, err := o.root.config(&o.Cluster, &o.Source, o.XPNamespace)
 	if err != nil {
 		return err
 	}
@@ -114,6 +147,7 @@ func (o *DoctorOptions) Run(ctx context.Context) error {
 	if o.Fix {
 		return o.fix(ctx, d)
 	}
+	d.CrossplaneVersion, d.NoRegistry = o.CrossplaneVersion, o.Offline
 	rep, err := d.Run(ctx)
 	if err != nil {
 		return err

@@ -245,3 +245,88 @@ func TestInstallRefusesATwin(t *testing.T) {
 	r = x.Run("install", "provider", ref, "twin-second", "--force").Succeeds(t)
 	contains(t, "install --force", r.Stdout, "provider.pkg.crossplane.io/twin-second created")
 }
+
+var (
+	namespacesGVR     = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	deploymentsGVR    = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	runtimeConfigsGVR = schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "deploymentruntimeconfigs"}
+)
+
+// crossplaneDeployment makes the Deployment crossplane in ns (and ns),
+// labelled with version as Crossplane's Helm chart labels it, removed
+// again: the test API server runs no Crossplane of its own.
+func crossplaneDeployment(t *testing.T, dyn dynamic.Interface, ns, version string) {
+	t.Helper()
+	ctx := context.Background()
+	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
+	if _, err := dyn.Resource(namespacesGVR).Create(ctx, nsObj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	labels := map[string]any{"app": "crossplane"}
+	d := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "crossplane", "namespace": ns, "labels": map[string]any{"app": "crossplane", "app.kubernetes.io/version": version}},
+		"spec": map[string]any{"selector": map[string]any{"matchLabels": labels},
+			"template": map[string]any{"metadata": map[string]any{"labels": labels},
+				"spec": map[string]any{"containers": []any{map[string]any{"name": "crossplane", "image": "xpkg.crossplane.io/crossplane/crossplane:" + version}}}}}}}
+	if _, err := dyn.Resource(deploymentsGVR).Namespace(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = dyn.Resource(deploymentsGVR).Namespace(ns).Delete(ctx, "crossplane", metav1.DeleteOptions{})
+	})
+}
+
+// TestDoctorCrossplaneVersion runs doctor --crossplane-version as a user
+// would before upgrading Crossplane: the move heads the report, and a
+// DeploymentRuntimeConfig that names its ServiceAccount makes v2.4.1 (a
+// release with crossplane#7838) blocking, exit 3, in text and in JSON;
+// v2.4.2 does not have the defect; a version that is no release, and
+// --offline alone, are usage errors. Other tests share the cluster, so
+// only this test's findings are judged.
+func TestDoctorCrossplaneVersion(t *testing.T) {
+	env := testenv.Get(t)
+	dyn, err := env.DynamicClient(testenv.ContextAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns, drc = "xpkg-doctor-release", "xpkg-doctor-pinned"
+	crossplaneDeployment(t, dyn, ns, "v2.4.0")
+	rc := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "pkg.crossplane.io/v1beta1", "kind": "DeploymentRuntimeConfig",
+		"metadata": map[string]any{"name": drc},
+		"spec":     map[string]any{"serviceAccountTemplate": map[string]any{"metadata": map[string]any{"name": "provider-pinned"}}}}}
+	if _, err := dyn.Resource(runtimeConfigsGVR).Create(context.Background(), rc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dyn.Resource(runtimeConfigsGVR).Delete(context.Background(), drc, metav1.DeleteOptions{}) })
+	x := clitest.New(t).WithEnv(env)
+
+	r := x.Run("doctor", "--crossplane-version", "v2.4.1", "--crossplane-namespace", ns, "--offline").Fails(t, 3)
+	contains(t, "doctor --crossplane-version v2.4.1", r.Stdout,
+		"Crossplane v2.4.0 (deployment "+ns+"/crossplane) → v2.4.1\nDoctor: ",
+		"BLOCKING Crossplane v2.4.1 has a known defect (crossplane/crossplane#7838, fixed in v2.4.2)",
+		"DeploymentRuntimeConfig "+drc+" names ServiceAccount provider-pinned", "[crossplane-known-bad]")
+
+	r = x.Run("doctor", "--crossplane-version", "2.4.1", "--crossplane-namespace", ns, "--offline", "-o", "json").Fails(t, 3)
+	var doc struct {
+		Crossplane struct{ Running, Target, Deployment string } `json:"crossplane"`
+		Findings   []struct{ Rule, Severity string }            `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, r.Stdout)
+	}
+	if doc.Crossplane.Running != "v2.4.0" || doc.Crossplane.Target != "v2.4.1" || doc.Crossplane.Deployment != ns+"/crossplane" ||
+		!slices.ContainsFunc(doc.Findings, func(f struct{ Rule, Severity string }) bool {
+			return f.Rule == "crossplane-known-bad" && f.Severity == "blocking"
+		}) {
+		t.Errorf("-o json:\n%s", r.Stdout)
+	}
+
+	r = x.Run("doctor", "--crossplane-version", "v2.4.2", "--crossplane-namespace", ns, "--offline")
+	if strings.Contains(r.Stdout, "[crossplane-known-bad]") || !strings.Contains(r.Stdout, "→ v2.4.2\n") {
+		t.Errorf("v2.4.2:\n%s", r.Stdout)
+	}
+	r = x.Run("doctor", "--crossplane-version", "v2.4").Fails(t, 1)
+	contains(t, "--crossplane-version v2.4", r.Stderr, "--crossplane-version: \"v2.4\" is no Crossplane version: want MAJOR.MINOR.PATCH")
+	r = x.Run("doctor", "--offline").Fails(t, 1)
+	contains(t, "--offline alone", r.Stderr, "--offline goes with --crossplane-version")
+}

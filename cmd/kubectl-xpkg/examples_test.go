@@ -146,6 +146,7 @@ var exampleOutputs = map[string]string{
 	"kubectl xpkg outdated -o json":                                                      `"current": "v0.2.1"`,
 	"kubectl xpkg doctor":                                                                " Lock entries read\n",
 	"kubectl xpkg doctor -o json":                                                        `"findings": [`,
+	"kubectl xpkg doctor --crossplane-version v2.4.2":                                    "Crossplane v2.3.4 (deployment crossplane-system/crossplane) → v2.4.2\nDoctor: ",
 	"kubectl xpkg tree configuration-aws-network -o dot | dot -Tsvg > deps.svg":          "node {registry}/crossplane-contrib/provider-nop: {registry}/crossplane-contrib/provider-nop | v0.4.0",
 }
 
@@ -401,6 +402,11 @@ func (e *exampleEnv) pipe(t *testing.T, ex example, out string) (string, error) 
 // ensure installs the packages the verb's examples name, where missing.
 func (e *exampleEnv) ensure(t *testing.T, verb string) {
 	t.Helper()
+	if verb == "doctor" {
+		// --crossplane-version reads the running release from Crossplane's
+		// Deployment, which the test API server does not run.
+		crossplaneDeployment(t, e.dyn, "crossplane-system", "v2.3.4")
+	}
 	// What went must be collected before any install, lest its collection
 	// hit a successor: one the package manager installs as a dependency too.
 	for _, p := range exampleCluster[verb] {

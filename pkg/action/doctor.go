@@ -1,6 +1,7 @@
 package action
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -22,6 +23,12 @@ const ActionDoctor = "doctor"
 // whose verbs name doctor. It changes nothing.
 type Doctor struct {
 	cfg *Config
+	// CrossplaneVersion, when set, also checks the cluster as that
+	// release of Crossplane would find it (--crossplane-version).
+	CrossplaneVersion string
+	// NoRegistry reads no package from a registry (--offline): the
+	// packages' Crossplane constraints go unchecked.
+	NoRegistry bool
 }
 
 // NewDoctor examines cfg's cluster.
@@ -34,6 +41,8 @@ type Report struct {
 	// findings that needed it could not be made, so a report with Unread
 	// is never a clean bill of health.
 	Unread []string `json:"unread,omitempty"`
+	// Crossplane is the upgrade of Crossplane checked (--crossplane-version).
+	Crossplane *CrossplaneMove `json:"crossplane,omitempty"`
 	// Packages, Revisions and LockEntries count what was read.
 	Packages    int `json:"-"`
 	Revisions   int `json:"-"`
@@ -72,6 +81,11 @@ func (d *Doctor) examine(ctx context.Context) (*Report, *state, error) {
 	for _, rule := range []func() []Finding{s.duplicateNodes, s.unresolved, s.twinNames, s.staleEntries, s.manualInactive, s.historyPiled,
 		s.controlConflicts, s.storedUndefined, s.objectsMissing, s.pinnedServiceAccounts} {
 		rep.Findings = append(rep.Findings, rule()...)
+	}
+	if d.CrossplaneVersion != "" {
+		if err := d.checkRelease(ctx, c, s, rep); err != nil {
+			return nil, nil, err
+		}
 	}
 	return rep, s, nil
 }
@@ -182,6 +196,9 @@ func (s *state) entryOwner(lp installed.LockPackage) string {
 // command makes each its error line).
 func WriteReport(w io.Writer, r *Report) error {
 	head := fmt.Sprintf("Doctor: %d packages, %d revisions, %d Lock entries read", r.Packages, r.Revisions, r.LockEntries)
+	if x := r.Crossplane; x != nil {
+		head = fmt.Sprintf("Crossplane %s (deployment %s) → %s\n%s", cmp.Or(x.Running, "version unknown"), x.Deployment, x.Target, head)
+	}
 	if len(r.Unread) > 0 {
 		head += fmt.Sprintf("; %d reads failed, so the findings are not complete", len(r.Unread))
 	}

@@ -28,6 +28,8 @@ type objectState struct {
 	// Unread line) makes no finding.
 	defs    []cluster.DefinitionMeta
 	configs []cluster.RuntimeConfig
+	// configsRead: the DeploymentRuntimeConfigs were read (none or some).
+	configsRead bool
 	// revisionKinds maps each revision kind (group and kind, as owner
 	// references name it) to its package kind; packageKinds are the
 	// package kinds.
@@ -59,6 +61,7 @@ func (s *state) readObjects(ctx context.Context, c *cluster.Cluster, namespace s
 	if s.configs, err = c.RuntimeConfigs(ctx); err != nil {
 		s.unread = append(s.unread, exit.Message(err))
 	}
+	s.configsRead = err == nil
 	s.index(c.Dialect())
 	s.namespace = cmp.Or(namespace, "crossplane-system")
 	s.version = lazyVersion(ctx, c, namespace)

@@ -247,24 +247,35 @@ func (s *state) entryFor(src string) (installed.LockPackage, bool) {
 func (s *state) twinNames() []Finding {
 	var out []Finding
 	for _, p := range s.pkgs {
-		repo := reference.Repository(p.Source)
-		want := resolverName(repo)
-		deps := installed.Dependents(s.lock, repo)
-		if want == "" || p.Name == want || len(deps) == 0 {
+		repo, want, by, ok := s.twinRisk(p)
+		if !ok {
 			continue
-		}
-		if twin := s.pkgByKey[installed.KindName(p.Kind, want)]; twin != nil && installed.SameRepo(twin.Source, repo) {
-			continue // the twin exists: duplicate-lock-node says what to do
-		}
-		var by []string
-		for _, d := range deps {
-			by = append(by, s.entryOwner(d))
 		}
 		out = append(out, Finding{Rule: RuleTwinName, Severity: Warning, Object: p.KindName(),
 			Message: fmt.Sprintf("%s installs %s, which %s depend(s) on, under a name other than the one Crossplane's resolver gives it (%s): whenever the Lock has no entry for %s, during an upgrade of %s say, the resolver installs it again as %s/%s and the Lock holds two nodes for it; to move it to that name, install it as %s (kubectl xpkg install %s %s --force) and delete %s: the Lock holds two nodes until the deletion is done",
 				p.KindName(), repo, strings.Join(by, ", "), want, repo, p.KindName(), strings.ToLower(p.Kind), want, want, p.Source, want, p.KindName())})
 	}
 	return out
+}
+
+// twinRisk: p's repository, the resolver's name for it and the packages
+// that depend on it, when others depend on p, it is installed under
+// another name and its twin does not exist yet (the twin that exists is
+// duplicate-lock-node's to tell).
+func (s *state) twinRisk(p *installed.Package) (repo, want string, by []string, ok bool) {
+	repo = reference.Repository(p.Source)
+	want = resolverName(repo)
+	deps := installed.Dependents(s.lock, repo)
+	if want == "" || p.Name == want || len(deps) == 0 {
+		return "", "", nil, false
+	}
+	if twin := s.pkgByKey[installed.KindName(p.Kind, want)]; twin != nil && installed.SameRepo(twin.Source, repo) {
+		return "", "", nil, false
+	}
+	for _, d := range deps {
+		by = append(by, s.entryOwner(d))
+	}
+	return repo, want, by, true
 }
 
 // staleEntries: Lock entries no revision stands behind (deleted, or

@@ -64,6 +64,19 @@ const (
 
 	// Install's: what the install would do to the Lock.
 	RuleTwinInstall = "twin-install"
+
+	// Doctor's rules with --crossplane-version: what an upgrade of
+	// Crossplane itself would do to the cluster.
+	RuleCrossplaneUnknown     = "crossplane-unknown-release"
+	RuleCrossplaneDowngrade   = "crossplane-downgrade"
+	RuleCrossplaneSkipped     = "crossplane-skipped-minor"
+	RuleCrossplaneKnownBad    = "crossplane-known-bad"
+	RuleCrossplaneStored      = "crossplane-stored-version"
+	RuleCrossplaneRemovedKind = "crossplane-removed-kind"
+	RuleCrossplaneRevisions   = "crossplane-new-revisions"
+	RuleCrossplaneManual      = "crossplane-manual-offline"
+	RuleCrossplaneTwin        = "crossplane-twin-risk"
+	RuleCrossplaneConstraint  = "crossplane-constraint"
 )
 
 // RuleDoc describes a plan rule: the verbs whose plans raise it, and one
@@ -110,6 +123,16 @@ var Rules = []RuleDoc{
 	{RuleStoredUndefined, doctorVerb, "blocking: a CRD stores objects at a version its spec.versions no longer defines (the API server refuses every update of it), or a revision cannot update a CRD because its package dropped such a version"},
 	{RuleObjectsMissing, doctorVerb, "blocking: a healthy active revision's status.objectRefs lacks CRDs or MRDs it installed (they name it as owner) or that an inactive revision of the same digest recorded: Crossplane grants the runtime nothing for them"},
 	{RulePinnedServiceAccount, doctorVerb, "warning: a DeploymentRuntimeConfig that pins the runtime's ServiceAccount name is used by several packages, whose revisions fight over it; blocking on Crossplane v2.4.0 and v2.4.1, which refuse a pinned name at the next revision"},
+	{RuleCrossplaneUnknown, doctorVerb, "warning: with --crossplane-version, the release table does not know the target (or the running release, or the target is a pre-release): only what can be checked without it is"},
+	{RuleCrossplaneDowngrade, doctorVerb, "blocking: the target is older than the running Crossplane, which does not support downgrades"},
+	{RuleCrossplaneSkipped, doctorVerb, "blocking: the target skips a minor version (Crossplane upgrades one minor at a time; v1.20 to v2.0 is the one major step): names the releases to go through"},
+	{RuleCrossplaneKnownBad, doctorVerb, "blocking: the target is a release with a known defect that this cluster triggers (v2.4.0 and v2.4.1 with a DeploymentRuntimeConfig that names its ServiceAccount); warning when it does not"},
+	{RuleCrossplaneStored, doctorVerb, "blocking: a core CRD stores objects at a version the target no longer defines: Crossplane's start cannot update it and Crossplane does not start; names what migrates it"},
+	{RuleCrossplaneRemovedKind, doctorVerb, "warning: objects exist of a core kind the target no longer has (ControllerConfig, StoreConfig from v2.0); blocking for a package whose runtime takes its settings from one"},
+	{RuleCrossplaneRevisions, doctorVerb, "info: the target names revisions differently (v2.3 to v2.4), so every package gets a new revision and every provider's and function's runtime restarts: one finding that counts and names them"},
+	{RuleCrossplaneManual, doctorVerb, "blocking for a provider or function, warning for a configuration: under Manual activation, the new revision the target makes stays inactive and the running one is deactivated: offline until someone activates it"},
+	{RuleCrossplaneTwin, doctorVerb, "blocking: a package others depend on, under a name other than the resolver's, when the target replaces every revision: the resolver can install a twin and take every package down"},
+	{RuleCrossplaneConstraint, doctorVerb, "blocking: a package's Crossplane constraint (its meta object's spec.crossplane.version, read from its registry) excludes the target; warning when it cannot be read, once with --offline"},
 }
 
 // RulesHelp lists the rules a verb's plan applies, one "* id: help" line

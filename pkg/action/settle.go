@@ -185,8 +185,16 @@ func (c *metaCache) get(ctx context.Context, it *Item) metaRead {
 // blocked: the package manager could not install it either, and its plan
 // could not be made.
 func (o *Outdated) readMeta(ctx context.Context, it *Item, ref string) metaRead {
-	// Quietly, and so in any order: reading the repository said how.
-	read, so, err := o.Registry.readQuietly(ctx, ref, pullSecrets(it.pkg))
+	return readMeta(ctx, o.Registry, ref, pullSecrets(it.pkg), o.Limits)
+}
+
+// readMeta reads the meta object of the package ref names through reg,
+// with the package's pull secrets, without the rest of its layer; a
+// legacy package has none (and no dependsOn or constraint to check).
+func readMeta(ctx context.Context, reg *Registry, ref string, secrets []string, limits xpkg.Limits) metaRead {
+	// Quietly, and so in any order: outdated said how when it read the
+	// repository, and doctor reads many at once.
+	read, so, err := reg.readQuietly(ctx, ref, secrets)
 	if err != nil {
 		return metaRead{err: "cannot be read: " + exit.Message(err)}
 	}
@@ -196,9 +204,8 @@ func (o *Outdated) readMeta(ctx context.Context, it *Item, ref string) metaRead 
 	}
 	defer p.Release()
 	if p.Format == source.FormatLegacy {
-		return metaRead{} // no dependsOn to check
+		return metaRead{}
 	}
-	limits := o.Limits
 	if limits == (xpkg.Limits{}) {
 		limits = xpkg.DefaultLimits
 	}

@@ -31,6 +31,9 @@ type DefinitionMeta struct {
 	Versions []string
 	Storage  string
 	Stored   []string
+	// CRD is what a plan reads of a CRD (nil for an MRD): its kind and
+	// served versions, for counting its objects.
+	CRD *CRD
 }
 
 // AllCRDs reads every CRD in the cluster with one paged list, decoded a
@@ -66,6 +69,9 @@ func (c *Cluster) allDefinitions(ctx context.Context, gvr schema.GroupVersionRes
 	_, err = src.list(ctx, gvr, func(d *definitionDoc) {
 		def := DefinitionMeta{Resource: gvr.Resource, Name: d.Metadata.Name, UID: d.Metadata.UID,
 			ResourceVersion: d.Metadata.ResourceVersion, Owners: d.Metadata.OwnerReferences, Stored: d.Status.StoredVersions}
+		if gvr == crdResource {
+			def.CRD = crdOf(d)
+		}
 		for _, v := range d.Spec.Versions {
 			def.Versions = append(def.Versions, v.Name)
 			if v.Storage {
