@@ -168,7 +168,7 @@ func (o *DoctorOptions) print(rep *action.Report) error {
 	if err := action.WriteReport(out, rep); err != nil {
 		return err
 	}
-	if rep.Repair == nil {
+	if rep.Repair == nil || rep.Healthy() {
 		return nil
 	}
 	return action.WriteRepair(out, rep.Repair)

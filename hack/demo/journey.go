@@ -33,7 +33,7 @@ func (j *journey) e2e(name, tag string) string {
 func (j *journey) cluster() {
 	if !j.install() {
 		installed, _ := j.c.get(cfg)
-		for _, t := range []string{"get", "describe", "tree", "uninstall a dependency", "versions", "upgrade --dry-run", "upgrade --wait", "rollback --wait", "outdated", "upgrade --all --dry-run"} {
+		for _, t := range []string{"get", "describe", "tree", "uninstall a dependency", "versions", "upgrade --dry-run", "upgrade --wait", "rollback --wait", "outdated", "upgrade --all --dry-run", "doctor"} {
 			j.s.skip(t, "the configuration was not installed")
 		}
 		if installed == nil {
@@ -52,6 +52,7 @@ func (j *journey) cluster() {
 		j.rollback()
 		j.outdated()
 		j.upgradeAllDryRun()
+		j.doctor()
 	}
 	if j.uninstall() {
 		j.empty()
@@ -243,6 +244,20 @@ func (j *journey) upgradeAllDryRun() {
 				"Plan: upgrade "+cfg+" from "+j.e2e("configuration-aws-network", "v0.23.0")+" to "+j.e2e("configuration-aws-network", "v0.24.0"),
 				"0 blocking")
 			v.cluster(j.c.runs(cfg, j.e2e("configuration-aws-network", "v0.23.0")), "still at v0.23.0 and Healthy")
+		})
+}
+
+func (j *journey) doctor() {
+	j.s.step("doctor",
+		"What could take every package down (two Lock nodes for one source, an unresolved Lock, a definition another revision controls, …)? "+
+			"The package manager's state read once; --fix would repair what it can prove.",
+		func(v *verdict) {
+			r := j.s.xpkg(quick, "doctor", "--fix", "--dry-run")
+			if !v.exit(r, 0, "nothing blocking") {
+				return
+			}
+			v.says("stdout", r.stdout, "read every package, revision and Lock entry, and found nothing to repair", "Doctor: 3 packages, ", "no problems found")
+			v.cluster(j.c.runs(cfg, j.e2e("configuration-aws-network", "v0.23.0")), "nothing changed: still at v0.23.0 and Healthy")
 		})
 }
 
