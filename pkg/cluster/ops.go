@@ -215,27 +215,44 @@ func (c *Cluster) DeleteExactly(ctx context.Context, p *installed.Package, dryRu
 	if err != nil {
 		return err
 	}
+	return deleteExactly(ctx, rc, p.Object, p.KindName(), dryRun, func(now *unstructured.Unstructured, _, conflict error) error {
+		if now == nil || now.GetUID() != p.Object.GetUID() || now.GetGeneration() != p.Object.GetGeneration() ||
+			c.dialect.Read(now).Source != p.Source {
+			return conflict // what was planned for is gone
+		}
+		return nil
+	})
+}
+
+// deleteExactly deletes read with its UID and resourceVersion as
+// preconditions. On a conflict the object is read again (nil when it
+// cannot be) and judged: an error from judge ends it, else the delete is
+// sent again with the new resourceVersion, a few times at most.
+func deleteExactly(ctx context.Context, rc resourceClient, read *unstructured.Unstructured, what string, dryRun bool,
+	judge func(now *unstructured.Unstructured, readErr, conflict error) error) error {
 	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{}}
-	if uid := p.Object.GetUID(); uid != "" {
+	if uid := read.GetUID(); uid != "" {
 		opts.Preconditions.UID = &uid
 	}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	rv := p.Object.GetResourceVersion()
+	rv := read.GetResourceVersion()
 	b := patchRetry
 	for {
 		if rv != "" {
 			opts.Preconditions.ResourceVersion = &rv
 		}
-		err := rc.Delete(ctx, p.Name, opts)
+		err := rc.Delete(ctx, read.GetName(), opts)
 		if !apierrors.IsConflict(err) || b.Steps <= 1 {
-			return unanswered(err, "deletion of "+p.KindName(), p.KindName())
+			return unanswered(err, "deletion of "+what, what)
 		}
-		now, gerr := rc.Get(ctx, p.Name, metav1.GetOptions{})
-		if gerr != nil || now.GetUID() != p.Object.GetUID() || now.GetGeneration() != p.Object.GetGeneration() ||
-			c.dialect.Read(now).Source != p.Source {
-			return err // what was planned for is gone
+		now, gerr := rc.Get(ctx, read.GetName(), metav1.GetOptions{})
+		if gerr != nil {
+			now = nil
+		}
+		if jerr := judge(now, gerr, err); jerr != nil {
+			return jerr
 		}
 		rv = now.GetResourceVersion()
 		select {

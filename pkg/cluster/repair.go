@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,43 +79,17 @@ func (c *Cluster) DeleteRevisionExactly(ctx context.Context, r *installed.Revisi
 		return err
 	}
 	what := fmt.Sprintf("%s %s", r.Kind, r.Name)
-	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{}}
-	if uid := r.Object.GetUID(); uid != "" {
-		opts.Preconditions.UID = &uid
-	}
-	if dryRun {
-		opts.DryRun = []string{metav1.DryRunAll}
-	}
-	rv := r.Object.GetResourceVersion()
-	b := patchRetry
-	for {
-		if rv != "" {
-			opts.Preconditions.ResourceVersion = &rv
-		}
-		err := rc.Delete(ctx, r.Name, opts)
-		if !apierrors.IsConflict(err) {
-			return unanswered(err, "deletion of "+what, what)
-		}
-		now, gerr := rc.Get(ctx, r.Name, metav1.GetOptions{})
+	return deleteExactly(ctx, rc, r.Object, what, dryRun, func(now *unstructured.Unstructured, readErr, _ error) error {
 		switch {
-		case apierrors.IsNotFound(gerr):
-			return &ChangedError{Package: what, Replaced: true}
-		case gerr != nil:
-			return fmt.Errorf("read %s again after a conflict: %w", what, gerr)
-		case now.GetUID() != r.Object.GetUID():
+		case readErr != nil && !apierrors.IsNotFound(readErr):
+			return fmt.Errorf("read %s again after a conflict: %w", what, readErr)
+		case now == nil || now.GetUID() != r.Object.GetUID():
 			return &ChangedError{Package: what, Replaced: true}
 		case now.GetGeneration() != r.Object.GetGeneration():
 			return &ChangedError{Package: what, Generations: [2]int64{r.Object.GetGeneration(), now.GetGeneration()}}
-		case b.Steps <= 1:
-			return err
 		}
-		rv = now.GetResourceVersion()
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (after: %w)", ctx.Err(), err)
-		case <-time.After(b.Step()):
-		}
-	}
+		return nil
+	})
 }
 
 // RemoveLockEntry removes the Lock's entry for the revision called name
