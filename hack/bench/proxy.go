@@ -66,9 +66,10 @@ type recorder struct {
 // after reading a response always starts after that response's end.
 type span struct {
 	start, end time.Time
-	// verb is GET, LIST, WATCH, PATCH...; bytes the response body's.
-	verb  string
-	bytes int64
+	// verb is GET, LIST, WATCH, PATCH...; path and query the URL's;
+	// bytes the response body's.
+	verb, path, query string
+	bytes             int64
 }
 
 func startRecorder(kubeconfig, path string) (*recorder, error) {
@@ -90,7 +91,7 @@ func startRecorder(kubeconfig, path string) (*recorder, error) {
 	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		// Recorded as it arrives: a WATCH may still be open when the
 		// plugin's process has ended.
-		tw := &timedWriter{ResponseWriter: w, start: time.Now(), verb: apiVerb(req)}
+		tw := &timedWriter{ResponseWriter: w, start: time.Now(), verb: apiVerb(req), path: req.URL.Path, query: req.URL.RawQuery}
 		rec.mu.Lock()
 		rec.spans = append(rec.spans, tw)
 		rec.mu.Unlock()
@@ -125,7 +126,7 @@ func (rec *recorder) take() []span {
 	out := make([]span, 0, len(tws))
 	for _, tw := range tws {
 		tw.mu.Lock()
-		s := span{start: tw.start, end: tw.last, verb: tw.verb, bytes: tw.bytes}
+		s := span{start: tw.start, end: tw.last, verb: tw.verb, path: tw.path, query: tw.query, bytes: tw.bytes}
 		tw.mu.Unlock()
 		if s.end.IsZero() {
 			s.end = time.Now()
@@ -138,11 +139,11 @@ func (rec *recorder) take() []span {
 // timedWriter notes the time before each write of the response.
 type timedWriter struct {
 	http.ResponseWriter
-	start time.Time
-	verb  string
-	mu    sync.Mutex
-	last  time.Time
-	bytes int64
+	start             time.Time
+	verb, path, query string
+	mu                sync.Mutex
+	last              time.Time
+	bytes             int64
 }
 
 func (t *timedWriter) WriteHeader(code int) {
