@@ -54,9 +54,10 @@ func NewCmdDoctor(root *Root) *cobra.Command {
 		Short: "Find what keeps packages from installing: duplicate Lock nodes, unresolved dependencies, contested definitions",
 		Long: `Doctor reads the package manager's state once (every package, every revision, the
 Lock, every CRD and MRD without their schemas and every DeploymentRuntimeConfig: one
-request per kind, however many there are) and reports what keeps packages from
-installing, as a plan reports findings: each with a stable rule, a severity and a
-message that names the objects and the way out. It changes nothing. The rules:
+list per kind, the CRDs' in pages of 500; nothing per package, revision or CRD) and
+reports what keeps packages from installing, as a plan reports findings: each with a
+stable rule, a severity and a message that names the objects and the way out. Without
+--fix it changes nothing. The rules:
 
 ` + action.RulesHelp(action.ActionDoctor) + `
 

@@ -40,7 +40,7 @@ const fewCRDs = 16
 // CRDs reads the named CRDs; CRDs that do not exist are left out. A few
 // are read one by one; more with one paged list of the cluster's CRDs,
 // decoded a CRD at a time and without their schemas, so that a provider
-// of 2,000 CRDs costs four requests and megabytes, not gigabytes. An
+// of 2,000 CRDs costs five requests (pages of 500) and megabytes, not gigabytes. An
 // identity allowed to get CRDs but not to list them (RBAC that names the
 // package's CRDs) reads them one by one as well.
 func (c *Cluster) CRDs(ctx context.Context, names []string) (map[string]*CRD, error) {
