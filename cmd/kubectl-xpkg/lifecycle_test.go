@@ -222,9 +222,9 @@ func TestUninstallProtectsDependencies(t *testing.T) {
 		t.Errorf("tree:\n%s\nwant:\n%s", r.Stdout, want)
 	}
 
-	// A custom name for a package others depend on draws a warning.
-	r = x.Run("install", "provider", provRef, "custom-nop", "--dry-run=server")
-	contains(t, "custom name", r.Stderr, "Warning: "+pkgmanager.RevisionName("dep-network", cfgRef)+" depends on "+provRepo)
+	// A custom name for a package others depend on is planned against.
+	r = x.Run("install", "provider", provRef, "custom-nop", "--dry-run=server").Fails(t, 3)
+	contains(t, "custom name", r.Stderr, "BLOCKING installed packages depend on "+provRepo+" (the revisions "+pkgmanager.RevisionName("dep-network", cfgRef)+")", "[twin-name]")
 
 	r = x.Run("uninstall", "dep-nop").Fails(t, 3)
 	contains(t, "stderr", r.Stderr, "BLOCKING provider/dep-nop is a dependency of configuration/dep-network: uninstall it first [dependents]",

@@ -44,6 +44,10 @@ type Change struct {
 	// Progress hears what a change made without a plan, or made and
 	// followed, goes through (may be nil).
 	Progress io.Writer
+	// Overlay are Lock entries that stand, in the plan, for those of the
+	// same source (and are added where none is): what a set of changes
+	// planned together makes of the Lock (plan -f).
+	Overlay []installed.LockPackage
 }
 
 func (c *Change) progress() io.Writer {
@@ -151,6 +155,7 @@ func (c *Change) planLock(ctx context.Context, p *Plan, in *Installed, meta *xpk
 		return err
 	}
 	p.add(lockFindings(lock, unresolved)...)
+	lock = overlaid(lock, c.Overlay)
 	pkgs, err := c.Cluster.List(ctx, "", "")
 	if err != nil {
 		return err

@@ -64,6 +64,8 @@ const (
 
 	// Install's: what the install would do to the Lock.
 	RuleTwinInstall = "twin-install"
+	// plan -f's: a manifest edits a package's spec beyond its package.
+	RuleSpecChange = "spec-change"
 
 	// Doctor's rules with --crossplane-version: what an upgrade of
 	// Crossplane itself would do to the cluster.
@@ -133,6 +135,7 @@ var Rules = []RuleDoc{
 	{RuleCrossplaneManual, doctorVerb, "blocking for a provider or function, warning for a configuration: under Manual activation, the new revision the target makes stays inactive and the running one is deactivated: offline until someone activates it"},
 	{RuleCrossplaneTwin, doctorVerb, "blocking: a package others depend on, under a name other than the resolver's, when the target replaces every revision: the resolver can install a twin and take every package down"},
 	{RuleCrossplaneConstraint, doctorVerb, "blocking: a package's Crossplane constraint (its meta object's spec.crossplane.version, read from its registry) excludes the target; warning when it cannot be read, once with --offline"},
+	{RuleSpecChange, []string{ActionPlanFiles}, "info: a manifest edits a package's spec beyond its package, and what that does on the running Crossplane; warning when, under Manual activation from v2.4, the running revision stops"},
 }
 
 // RulesHelp lists the rules a verb's plan applies, one "* id: help" line

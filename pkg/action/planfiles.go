@@ -1,0 +1,233 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
+)
+
+// What a manifest does to its package, beyond upgrade, rollback, install
+// and uninstall.
+const (
+	// ActionUpdate edits a package's spec and leaves its package.
+	ActionUpdate = "update"
+	// ActionPlanFiles names plan -f among the verbs of Rules.
+	ActionPlanFiles = "plan"
+)
+
+// Manifest is a package object as a manifest gives it, and where.
+type Manifest struct {
+	// Where is the file and line it was read at.
+	Where  string
+	Object *unstructured.Unstructured
+}
+
+// PlanFiles plans what applying package manifests would do to the
+// cluster, each package with the rules its change has (kubectl xpkg plan
+// -f): a new package reference is an upgrade (or a rollback, when older),
+// a new package an install, another spec edit an update, and a package
+// the manifests leave out is said (and, with Prune, uninstalled). The
+// manifests are planned as one set: each change is checked against the
+// Lock as the whole set leaves it.
+type PlanFiles struct {
+	cfg   *Config
+	Prune bool
+}
+
+// NewPlanFiles plans manifests against cfg's cluster.
+func NewPlanFiles(cfg *Config, prune bool) *PlanFiles { return &PlanFiles{cfg: cfg, Prune: prune} }
+
+// FilesPlan is the plan of a set of manifests.
+type FilesPlan struct {
+	// Manifests counts the package manifests; Ignored the other objects.
+	Manifests int     `json:"manifests"`
+	Ignored   int     `json:"ignored"`
+	Plans     []*Plan `json:"plans"`
+	// Unchanged are the packages the manifests leave as they are.
+	Unchanged []string `json:"unchanged,omitempty"`
+	// Absent are the packages installed explicitly that no manifest
+	// names (those the package manager installed as dependencies are
+	// expected in none).
+	Absent []string `json:"absent,omitempty"`
+}
+
+// Blocking reports whether any plan has a blocking finding.
+func (fp *FilesPlan) Blocking() bool { return slices.ContainsFunc(fp.Plans, (*Plan).Blocking) }
+
+// wanted is one manifest's package against the cluster's.
+type wanted struct {
+	m    Manifest
+	want *installed.Package
+	have *installed.Package // nil: a new package
+	// target is the reference the manifest names, as the package manager
+	// reads it; meta its meta object, when the reference changes.
+	target string
+	meta   *xpkg.Meta
+}
+
+// Plan plans the manifests; ignored counts the objects that are no
+// package.
+func (pf *PlanFiles) Plan(ctx context.Context, ms []Manifest, ignored int) (*FilesPlan, error) {
+	c, err := pf.cfg.Cluster()
+	if err != nil {
+		return nil, err
+	}
+	pkgs, err := c.List(ctx, "", "")
+	if err != nil {
+		return nil, err
+	}
+	ws, err := matchManifests(c, pkgs, ms)
+	if err != nil {
+		return nil, err
+	}
+	fp := &FilesPlan{Manifests: len(ms), Ignored: ignored, Plans: []*Plan{}}
+	overlay, err := pf.readTargets(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range ws {
+		p, err := pf.planOne(ctx, w, overlay)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			fp.Unchanged = append(fp.Unchanged, w.want.KindName())
+			continue
+		}
+		fp.Plans = append(fp.Plans, p)
+	}
+	return fp, pf.absent(ctx, fp, pkgs, ws)
+}
+
+// matchManifests pairs each manifest with the cluster's package of its
+// kind and name; a manifest of a package API the cluster does not serve
+// is an error naming it.
+func matchManifests(c *cluster.Cluster, pkgs []*installed.Package, ms []Manifest) ([]*wanted, error) {
+	d := c.Dialect()
+	var out []*wanted
+	for _, m := range ms {
+		gvk := m.Object.GroupVersionKind()
+		kind, err := cluster.ResolveKind(d, gvk.Kind)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s %s: %w", m.Where, gvk.GroupVersion(), gvk.Kind, err)
+		}
+		gvr, err := d.Resource(kind)
+		if err != nil || gvr.Group != gvk.Group {
+			return nil, fmt.Errorf("%s: %s is a %s package, but this cluster serves its packages in %s: the manifest is for another Crossplane", m.Where, strings.ToLower(gvk.Kind)+"/"+m.Object.GetName(), gvk.Group, gvr.Group)
+		}
+		w := &wanted{m: m, want: d.Read(m.Object)}
+		w.want.Kind, w.want.Name = kind, m.Object.GetName()
+		if i := slices.IndexFunc(pkgs, func(p *installed.Package) bool { return p.Kind == kind && p.Name == w.want.Name }); i >= 0 {
+			w.have = pkgs[i]
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// readTargets reads the meta object of every package reference the
+// manifests change or add, and returns the Lock entries the set makes of
+// them: their new versions and their new dependencies, which the plans
+// are checked against instead of what runs.
+func (pf *PlanFiles) readTargets(ctx context.Context, ws []*wanted) ([]installed.LockPackage, error) {
+	reg, err := pf.cfg.Registry(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var overlay []installed.LockPackage
+	for _, w := range ws {
+		if w.have != nil && sameReference(w.have.Source, w.want.Source) {
+			continue
+		}
+		w.target = w.want.Source
+		mr := readMeta(ctx, reg, w.target, pullSecrets(w.want), pf.cfg.Limits)
+		if mr.err != "" {
+			return nil, fmt.Errorf("%s: %s %s", w.m.Where, w.target, mr.err)
+		}
+		w.meta = mr.meta
+		overlay = append(overlay, lockEntryOf(w))
+	}
+	return overlay, nil
+}
+
+// lockEntryOf is the Lock entry the package manager would make of w's
+// target.
+func lockEntryOf(w *wanted) installed.LockPackage {
+	lp := installed.LockPackage{Name: w.want.Name, Type: w.want.Kind, Source: reference.Repository(w.target), Version: refVersion(w.target)}
+	if w.meta == nil {
+		return lp
+	}
+	for _, d := range w.meta.DependsOn {
+		kind := d.Kind
+		if kind != "" {
+			kind = strings.ToUpper(kind[:1]) + kind[1:]
+		}
+		lp.Dependencies = append(lp.Dependencies, installed.LockDependency{Package: d.Package, Constraints: d.Version, Type: kind})
+	}
+	return lp
+}
+
+// sameReference tells whether two package references name the same
+// package: the same repository and the same tag or digest.
+func sameReference(a, b string) bool {
+	return a == b || installed.SameRepo(reference.Repository(a), reference.Repository(b)) &&
+		reference.Tag(a) == reference.Tag(b) && reference.Digest(a) == reference.Digest(b)
+}
+
+// overlaid is lock with the set's entries in place of those of the same
+// source, and the new ones added.
+func overlaid(lock, set []installed.LockPackage) []installed.LockPackage {
+	out := slices.Clone(lock)
+	for _, e := range set {
+		i := slices.IndexFunc(out, func(lp installed.LockPackage) bool { return installed.SameRepo(lp.Source, e.Source) })
+		if i < 0 {
+			out = append(out, e)
+			continue
+		}
+		e.Name = out[i].Name
+		out[i] = e
+	}
+	return out
+}
+
+// WriteFilesPlan prints the set's plan for people: a summary line, the
+// packages left out, then each package's plan as upgrade prints its own.
+func WriteFilesPlan(w io.Writer, fp *FilesPlan) error {
+	counts := map[string]int{}
+	for _, p := range fp.Plans {
+		counts[p.Action]++
+	}
+	var parts []string
+	for _, a := range []string{ActionInstall, ActionUpgrade, ActionRollback, ActionUpdate, ActionUninstall} {
+		if counts[a] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[a], a))
+		}
+	}
+	parts = append(parts, fmt.Sprintf("%d unchanged", len(fp.Unchanged)))
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Plan -f: %d package manifest(s), %d other object(s) ignored: %s\n", fp.Manifests, fp.Ignored, strings.Join(parts, ", "))
+	if len(fp.Absent) > 0 {
+		fmt.Fprintf(&sb, "  in the cluster and in no manifest: %s (--prune plans their uninstall)\n", strings.Join(fp.Absent, ", "))
+	}
+	if _, err := io.WriteString(w, sb.String()); err != nil {
+		return err
+	}
+	for _, p := range fp.Plans {
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+		if err := WriteText(w, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

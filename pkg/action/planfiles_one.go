@@ -1,0 +1,158 @@
+package action
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
+)
+
+// planOne plans one manifest: nil when it changes nothing.
+func (pf *PlanFiles) planOne(ctx context.Context, w *wanted, overlay []installed.LockPackage) (*Plan, error) {
+	if w.have == nil {
+		return pf.planInstall(ctx, w, overlay)
+	}
+	edits := specEdits(w.have, w.m)
+	if w.target == "" && len(edits) == 0 {
+		return nil, nil
+	}
+	var p *Plan
+	if w.target != "" {
+		in, err := pf.cfg.installed(ctx, w.have)
+		if err != nil {
+			return nil, err
+		}
+		action := ActionUpgrade
+		if f := downgradeFinding(ActionUpgrade, refVersion(in.Image), refVersion(w.target)); f != nil {
+			action = ActionRollback // an older version, as a revert would name it
+		}
+		ch := pf.cfg.change(false)
+		ch.Overlay = overlay
+		if p, err = ch.Plan(ctx, action, in, w.target); err != nil {
+			return nil, fmt.Errorf("%s: %w", w.m.Where, err)
+		}
+	} else {
+		p = NewPlan(ActionUpdate, w.have.KindName(), "", "")
+	}
+	if len(edits) > 0 {
+		p.add(pf.editFinding(ctx, w, edits))
+	}
+	return p, nil
+}
+
+// specEdits are the spec fields the manifest sets to another value than
+// the cluster's package has, but its package: a field the manifest leaves
+// out is the API server's to default, and no edit.
+func specEdits(have *installed.Package, m Manifest) []string {
+	want, _ := m.Object.Object["spec"].(map[string]any)
+	got, _ := have.Object.Object["spec"].(map[string]any)
+	var out []string
+	for _, k := range slices.Sorted(mapKeys(want)) {
+		if k == "package" {
+			continue
+		}
+		a, _ := json.Marshal(got[k])
+		b, _ := json.Marshal(want[k])
+		if string(a) != string(b) {
+			out = append(out, fmt.Sprintf("spec.%s: %s → %s", k, a, b))
+		}
+	}
+	return out
+}
+
+// editFinding says what a spec edit does on the running Crossplane: from
+// v2.4 each edit makes a new revision (and restarts a provider's or
+// function's runtime), and under Manual activation the running revision
+// stops until the new one is activated.
+func (pf *PlanFiles) editFinding(ctx context.Context, w *wanted, edits []string) Finding {
+	f := Finding{Rule: RuleSpecChange, Severity: Info, Object: w.have.KindName()}
+	running, err := pf.cfg.cluster.CrossplaneVersion(ctx, pf.cfg.XPNamespace)
+	v24, known := fromV24(running)
+	effect := "Crossplane before v2.4 makes no new revision for it"
+	switch {
+	case err != nil || !known:
+		effect = "on Crossplane v2.4 and later each spec edit makes a new revision (the running Crossplane's version could not be read)"
+	case v24 && w.have.ActivationPolicy == "Manual":
+		f.Severity = Warning
+		effect = fmt.Sprintf("Crossplane %s makes a new revision for it and, under Manual activation, deactivates the running one: %s runs nothing until the new revision is activated", running, w.have.KindName())
+	case v24 && w.have.Kind != "Configuration":
+		effect = fmt.Sprintf("Crossplane %s makes a new revision for it, and the runtime restarts", running)
+	case v24:
+		effect = fmt.Sprintf("Crossplane %s makes a new revision for it", running)
+	}
+	f.Message = fmt.Sprintf("%s (%s): %s; %s", w.have.KindName(), w.m.Where, strings.Join(edits, ", "), effect)
+	return f
+}
+
+// planInstall plans a new package: what it would do to the Lock (a twin,
+// a name the resolver would twin), the target's validity, its Crossplane
+// constraint and its dependencies against the Lock as the set leaves it.
+func (pf *PlanFiles) planInstall(ctx context.Context, w *wanted, overlay []installed.LockPackage) (*Plan, error) {
+	c := pf.cfg.cluster
+	reg, err := pf.cfg.Registry(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in := &Install{Cluster: c, Registry: reg, Progress: pf.cfg.Events.progress()}
+	spec := installed.InstallSpec{Kind: w.want.Kind, Name: w.want.Name, Package: w.target}
+	p, err := in.Plan(ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", w.m.Where, err)
+	}
+	p.Package, p.To = w.want.KindName(), w.target
+	if w.meta != nil {
+		for _, msg := range xpkg.MetadataProblems(w.meta.Object) {
+			p.add(Finding{Rule: RuleInvalidPackage, Severity: Blocking, Object: w.meta.Kind + " " + w.meta.Name(),
+				Message: fmt.Sprintf("%s is invalid: its %s %s", w.target, w.meta.Kind, msg)})
+		}
+		running, unread := c.CrossplaneVersion(ctx, pf.cfg.XPNamespace)
+		if f := crossplaneVersionFinding(w.meta.Crossplane, running, unread, pf.cfg.XPNamespace, w.target); f != nil {
+			p.add(*f)
+		}
+	}
+	lock, _, err := c.LockState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pkgs, err := c.List(ctx, "", "")
+	if err != nil {
+		return nil, err
+	}
+	secrets := pullSecrets(w.want)
+	p.add(dependencyFindings(w.meta, overlaid(lock, overlay), pkgs, w.target, func(d xpkg.Dependency) (bool, error) {
+		return reg.HasMatch(ctx, secrets, d)
+	})...)
+	return p, nil
+}
+
+// absent lists the packages installed explicitly that no manifest names,
+// and with Prune plans their uninstall.
+func (pf *PlanFiles) absent(ctx context.Context, fp *FilesPlan, pkgs []*installed.Package, ws []*wanted) error {
+	named := map[string]bool{}
+	for _, w := range ws {
+		named[w.want.KindName()] = true
+	}
+	for _, p := range pkgs {
+		if origin, _ := installed.PackageOrigin(p.Object); named[p.KindName()] || origin == installed.OriginDependency {
+			continue
+		}
+		fp.Absent = append(fp.Absent, p.KindName())
+	}
+	if !pf.Prune || len(fp.Absent) == 0 {
+		return nil
+	}
+	u, err := NewUninstall(pf.cfg, false)
+	if err != nil {
+		return err
+	}
+	up, err := u.Plan(ctx, fp.Absent)
+	if err != nil {
+		return err
+	}
+	fp.Plans = append(fp.Plans, up.Plan)
+	return nil
+}

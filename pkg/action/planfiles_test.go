@@ -1,0 +1,42 @@
+package action
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+)
+
+// TestSpecEdits: a field the manifest sets to another value is an edit
+// (numbers compared as JSON, so YAML's and the API server's agree); one
+// it leaves out is the API server's to default, and no edit.
+func TestSpecEdits(t *testing.T) {
+	have := &installed.Package{Object: withSpec(pkgObj("Provider", "p", nopRepo+":v0.2.0", "p-1"),
+		"revisionHistoryLimit", int64(1), "revisionActivationPolicy", "Automatic")}
+	m := Manifest{Where: "p.yaml:1", Object: withSpec(pkgObj("Provider", "p", nopRepo+":v0.4.0", ""),
+		"revisionHistoryLimit", float64(1), "revisionActivationPolicy", "Manual")}
+	edits := specEdits(have, m)
+	if len(edits) != 1 || edits[0] != `spec.revisionActivationPolicy: "Automatic" → "Manual"` {
+		t.Errorf("edits %q", edits)
+	}
+}
+
+// TestOverlaid: the set's entries stand for those of the same source
+// (keeping the revision's name) and new ones are added.
+func TestOverlaid(t *testing.T) {
+	lock := []installed.LockPackage{{Name: "nop-aaa", Source: nopRepo, Version: "v0.2.0"}, {Name: "cfg-bbb", Source: "r.example.org/org/cfg", Version: "v1.0.0",
+		Dependencies: []installed.LockDependency{{Package: nopRepo, Constraints: "<v0.3.0"}}}}
+	set := []installed.LockPackage{{Name: "cfg", Source: "r.example.org/org/cfg", Version: "v2.0.0",
+		Dependencies: []installed.LockDependency{{Package: nopRepo, Constraints: ">=v0.4.0"}}}, {Name: "new", Source: fnRepo, Version: "v0.1.0"}}
+	got := overlaid(lock, set)
+	if len(got) != 3 || got[1].Name != "cfg-bbb" || got[1].Version != "v2.0.0" || got[1].Dependencies[0].Constraints != ">=v0.4.0" ||
+		got[2].Source != fnRepo || lock[1].Version != "v1.0.0" {
+		t.Errorf("overlaid %+v (the Lock read: %+v)", got, lock)
+	}
+	if fs := dependentFindings(got, nil, nopRepo, "v0.4.0"); len(fs) != 0 {
+		t.Errorf("the dependent's new constraint admits v0.4.0, yet: %+v", fs)
+	}
+	if fs := dependentFindings(lock, nil, nopRepo, "v0.4.0"); len(fs) != 1 || !strings.Contains(fs[0].Message, "<v0.3.0") {
+		t.Errorf("the old constraint excludes v0.4.0: %+v", fs)
+	}
+}
