@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
@@ -81,6 +82,17 @@ func (pf *PlanFiles) Plan(ctx context.Context, ms []Manifest, ignored int) (*Fil
 	if err != nil {
 		return nil, err
 	}
+	// The packages, their revisions and the Lock from one watch, however
+	// many manifests there are (an identity that may not watch reads
+	// directly).
+	stop, err := c.Share(ctx)
+	switch {
+	case apierrors.IsForbidden(err):
+		stop = func() {}
+	case err != nil:
+		return nil, err
+	}
+	defer stop()
 	pkgs, err := c.List(ctx, "", "")
 	if err != nil {
 		return nil, err

@@ -1,8 +1,13 @@
 package action
 
 import (
+	"context"
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
@@ -38,5 +43,33 @@ func TestOverlaid(t *testing.T) {
 	}
 	if fs := dependentFindings(lock, nil, nopRepo, "v0.4.0"); len(fs) != 1 || !strings.Contains(fs[0].Message, "<v0.3.0") {
 		t.Errorf("the old constraint excludes v0.4.0: %+v", fs)
+	}
+}
+
+// TestPlanFilesRequestsDoNotGrowWithManifests: n packages, each edited by
+// its manifest, are planned from one watch of each kind: the requests
+// for 12 manifests are those for 3.
+func TestPlanFilesRequestsDoNotGrowWithManifests(t *testing.T) {
+	plan := func(n int) map[string]int {
+		var objs []*unstructured.Unstructured
+		var ms []Manifest
+		for i := range n {
+			name := fmt.Sprintf("p%02d", i)
+			objs = append(objs, pkgObj("Provider", name, nopRepo+":v0.2.0", name+"-1"), pkgRev("Provider", name, name+"-1", nopRepo+":v0.2.0", 1, "Active"))
+			ms = append(ms, Manifest{Where: name + ".yaml:1", Object: withSpec(pkgObj("Provider", name, nopRepo+":v0.2.0", ""), "revisionHistoryLimit", int64(3))})
+		}
+		c, dyn := fakeClusterDyn(t, append(objs, lock())...)
+		fp, err := NewPlanFiles(&Config{cluster: c, XPNamespace: "crossplane-system"}, false).Plan(context.Background(), ms, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fp.Plans) != n || fp.Plans[0].Action != ActionUpdate || fp.Plans[0].Findings[0].Rule != RuleSpecChange {
+			t.Fatalf("plans %+v", fp.Plans)
+		}
+		return requests(dyn.Actions())
+	}
+	few, many := plan(3), plan(12)
+	if !maps.Equal(few, many) {
+		t.Errorf("requests grow with the manifests: 3 → %v, 12 → %v", few, many)
 	}
 }

@@ -98,6 +98,15 @@ func TestChangingPackagesSafely(t *testing.T) {
 	r = x.Run("upgrade", prov, "v2.0.0", "--dry-run", "-o", "json").Fails(t, 3)
 	plan := parsePlan(t, r.Stdout)
 	plan.finding(t, "stored-version-dropped", "blocking")
+
+	// The same change as a pull request's manifests plan it.
+	cfgRef, _, _ := unstructured.NestedString(c.get("configurations", cfg).Object, "spec", "package")
+	dir := writeManifests(t, map[string]string{
+		"packages.yaml": packageManifest("Provider", prov, repo+"provider-stored:v2.0.0") + "---\n" + packageManifest("Configuration", cfg, cfgRef),
+	})
+	r = x.Run("plan", "-f", dir).Fails(t, 3)
+	contains(t, "plan -f", r.Stdout, "1 upgrade, 1 unchanged", "Plan: upgrade provider/"+prov,
+		"BLOCKING CRD widgets.stored.example.org stores objects at v1alpha1", "[stored-version-dropped]", "[dependent-constraint]")
 	_, who, _ := plan.finding(t, "dependent-constraint", "blocking")
 	if who != "configuration/"+cfg {
 		t.Errorf("dependent-constraint names %q", who)
