@@ -123,9 +123,11 @@ func (pf *PlanFiles) planInstall(ctx context.Context, w *wanted, overlay []insta
 		return nil, err
 	}
 	secrets := pullSecrets(w.want)
-	p.add(dependencyFindings(w.meta, overlaid(lock, overlay), pkgs, w.target, func(d xpkg.Dependency) (bool, error) {
+	set := overlaid(lock, overlay)
+	p.add(dependencyFindings(w.meta, set, pkgs, w.target, func(d xpkg.Dependency) (bool, error) {
 		return reg.HasMatch(ctx, secrets, d)
 	})...)
+	p.add(newClosure(ctx, reg, secrets, pf.cfg.Limits).findings(w.target, w.meta, set)...)
 	return p, nil
 }
 

@@ -10,6 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
 // TestSpecEdits: a field the manifest sets to another value is an edit
@@ -71,5 +74,47 @@ func TestPlanFilesRequestsDoNotGrowWithManifests(t *testing.T) {
 	few, many := plan(3), plan(12)
 	if !maps.Equal(few, many) {
 		t.Errorf("requests grow with the manifests: 3 → %v, 12 → %v", few, many)
+	}
+}
+
+// TestClosure: below a new package's direct dependencies, each one
+// nothing runs is resolved as the resolver would (the newest version its
+// constraint admits) and its own dependencies after it: one with no
+// matching version, and one whose constraint excludes what runs, block;
+// a closure that resolves finds nothing.
+func TestClosure(t *testing.T) {
+	reg := fixture.NewRegistry(t)
+	push := func(repo, tag, deps string) {
+		t.Helper()
+		meta := "apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: " + repo[strings.LastIndex(repo, "/")+1:] + "\n"
+		if deps != "" {
+			meta += "spec:\n  dependsOn:\n" + deps
+		}
+		img, err := fixture.Image([]byte(meta))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fixture.Push(reg.Host+"/"+repo+":"+tag, img); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dep := func(repo, version string) string {
+		return fmt.Sprintf("  - provider: %s/%s\n    version: %q\n", reg.Host, repo, version)
+	}
+	push("org/b", "v1.0.0", "")
+	push("org/d", "v1.5.0", "")
+	push("org/a", "v1.0.0", dep("org/b", ">=v2.0.0")+dep("org/d", "<v1.0.0"))
+	push("org/a", "v0.9.0", dep("org/b", ">=v1.0.0"))
+	lock := []installed.LockPackage{{Name: "d-1", Source: reg.Host + "/org/d", Version: "v1.5.0"}}
+	root := &xpkg.Meta{DependsOn: []xpkg.Dependency{{Kind: "provider", Package: reg.Host + "/org/a", Version: ">=v1.0.0"}}}
+	cl := newClosure(context.Background(), DirectRegistry(source.Options{}), nil, xpkg.DefaultLimits)
+	fs := cl.findings("cfg:v1", root, lock)
+	if len(fs) != 2 || fs[0].Severity != Blocking || !strings.Contains(fs[0].Message, "cfg:v1 → "+reg.Host+"/org/a:v1.0.0 needs "+reg.Host+"/org/b >=v2.0.0, and no version of it in its registry matches") ||
+		fs[1].Severity != Blocking || !strings.Contains(fs[1].Message, "needs "+reg.Host+"/org/d <v1.0.0, but v1.5.0 is what runs") {
+		t.Errorf("findings %+v", fs)
+	}
+	ok := &xpkg.Meta{DependsOn: []xpkg.Dependency{{Kind: "provider", Package: reg.Host + "/org/a", Version: "<v1.0.0"}}}
+	if fs := cl.findings("cfg:v2", ok, lock); len(fs) != 0 {
+		t.Errorf("a closure that resolves finds %+v", fs)
 	}
 }
