@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -329,4 +331,71 @@ func TestDoctorCrossplaneVersion(t *testing.T) {
 	contains(t, "--crossplane-version v2.4", r.Stderr, "--crossplane-version: \"v2.4\" is no Crossplane version: want MAJOR.MINOR.PATCH")
 	r = x.Run("doctor", "--offline").Fails(t, 1)
 	contains(t, "--offline alone", r.Stderr, "--offline goes with --crossplane-version")
+}
+
+// TestDoctorFixOnTheAPIServer: --fix deletes the stale revision behind the
+// duplicate (with no package manager here, its Lock entry stays, and a
+// second --fix removes that entry as one whose revision is gone); each
+// run saves what it changes first, in a file kubectl apply takes, and
+// says in -o json what it did.
+func TestDoctorFixOnTheAPIServer(t *testing.T) {
+	env := testenv.Get(t)
+	dyn, err := env.DynamicClient(testenv.ContextAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twoRevisionsInTheLock(t, dyn)
+	x := clitest.New(t).WithEnv(env)
+	dir := t.TempDir()
+
+	first := filepath.Join(dir, "first.yaml")
+	r := x.Run("doctor", "--fix", "--yes", "--backup", first, "--wait", "0s", "-o", "json").Fails(t, 3)
+	var doc struct {
+		Repair struct {
+			Steps  []struct{ Rule, Action, Object string }
+			Backup string
+			Done   []string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, r.Stdout)
+	}
+	if doc.Repair.Backup != first || !slices.Contains(doc.Repair.Done, "delete functionrevision/doctor-fn-aaa") ||
+		!slices.ContainsFunc(doc.Repair.Steps, func(s struct{ Rule, Action, Object string }) bool {
+			return s.Rule == "duplicate-lock-node" && s.Action == "delete" && s.Object == "functionrevision/doctor-fn-aaa"
+		}) {
+		t.Errorf("repair %+v\nstderr:\n%s", doc.Repair, r.Stderr)
+	}
+	if _, err := dyn.Resource(functionRevisionsGVR).Get(context.Background(), "doctor-fn-aaa", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the stale revision is still there (or cannot be read: %v)", err)
+	}
+	saved, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contains(t, "backup", string(saved), "kind: FunctionRevision", "name: doctor-fn-aaa")
+	if strings.Contains(string(saved), "uid:") || strings.Contains(string(saved), "resourceVersion:") {
+		t.Errorf("the backup keeps what only the API server sets:\n%s", saved)
+	}
+	x.Kubectl("apply", "--dry-run=server", "-f", first).Succeeds(t)
+
+	second := filepath.Join(dir, "second.yaml")
+	r = x.Run("doctor", "--fix", "--yes", "--backup", second, "--wait", "0s")
+	contains(t, "doctor --fix again", r.Stdout, "remove the Lock's entry doctor-fn-aaa (source "+doctorSource+"): its revision no longer exists [stale-lock-entry]",
+		"lock/lock: entry doctor-fn-aaa removed", "After the repair:")
+	lock, err := dyn.Resource(locksGVR).Get(context.Background(), "lock", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgs, _, _ := unstructured.NestedSlice(lock.Object, "packages")
+	var ours []string
+	for _, p := range pkgs {
+		if m, _ := p.(map[string]any); m["source"] == doctorSource {
+			ours = append(ours, m["name"].(string))
+		}
+	}
+	if !slices.Equal(ours, []string{"doctor-fn-bbb"}) {
+		t.Errorf("the Lock holds %v for %s, want only doctor-fn-bbb", ours, doctorSource)
+	}
+	x.Kubectl("apply", "--dry-run=server", "-f", second).Succeeds(t)
 }
