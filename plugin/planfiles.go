@@ -3,6 +3,8 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -19,13 +21,18 @@ var planExample = `  # What merging a pull request's package manifests will do t
   kustomize build overlays/prod | kubectl xpkg plan -f -
 
   # The plan as one document, and uninstalls for packages the manifests leave out
-  kubectl xpkg plan -f packages/ --prune -o json`
+  kubectl xpkg plan -f packages/ --prune -o json
+
+  # In CI, without a cluster: a pull request's manifests against the target branch's
+  kubectl xpkg plan -f packages/ -R --offline --base base/packages/`
 
 // PlanOptions holds the flags and state of `kubectl xpkg plan`.
 type PlanOptions struct {
 	Filenames   []string
 	Recursive   bool
 	Prune       bool
+	Offline     bool
+	Base        []string
 	Output      string
 	XPNamespace string
 	Source      SourceFlags
@@ -57,7 +64,22 @@ plans the difference with the rules of the change it makes, as one set:
 It changes nothing. Exit status: 0 when nothing blocks, 3 when a finding does, 1 when
 the manifests or the cluster could not be read (one line per problem: a YAML error
 with its file and line, a package defined twice, a package API the cluster does not
-serve).`,
+serve).
+
+With --offline no cluster is asked (a CI job on a pull request, without its
+credentials): the manifests are planned against each other, the registries, and the
+previous manifests --base names (the target branch's checkout; same forms as -f, -R
+applies to both), matched by kind and name. A new spec.package is planned with what
+the two packages tell (stored versions a CRD's storage version loses, breaking
+changes, validity, downgrade), the constraints of the manifests' packages on it and
+its dependencies against the manifests (one in none: its registry must have a
+matching version); a package not in --base as an install; one in --base and in no
+manifest is said (a GitOps prune would uninstall it). What only the cluster can tell
+(live objects of a dropped kind or version, the running Crossplane) is said once
+(offline). Without --base every package is new.
+
+Rules of its own (the others are upgrade's, rollback's and install's):
+` + action.RulesHelp(action.ActionPlanFiles),
 		Example: planExample,
 		GroupID: groupCluster,
 		Args:    exactArgs(0, "no arguments: name the manifests with -f"),
@@ -67,6 +89,8 @@ serve).`,
 	f.StringSliceVarP(&o.Filenames, "filename", "f", nil, "A file, a directory or - (stdin) of manifests; repeat for more.")
 	f.BoolVarP(&o.Recursive, "recursive", "R", false, "Read the directories given with -f recursively.")
 	f.BoolVar(&o.Prune, "prune", false, "Plan the uninstall of packages installed explicitly that no manifest names (as kubectl apply --prune).")
+	f.BoolVar(&o.Offline, "offline", false, "Ask no cluster: plan the manifests against each other, the registries and --base (for CI without cluster credentials).")
+	f.StringSliceVar(&o.Base, "base", nil, "With --offline: the previous manifests (a file, a directory or -), e.g. the target branch's checkout; repeat for more.")
 	f.StringVarP(&o.Output, "output", "o", "", "Print the plan as json or yaml (one document) instead of text.")
 	completeOutput(cmd, "json", "yaml")
 	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane (its version) and of the packages' pull secrets.")
@@ -84,9 +108,28 @@ func (o *PlanOptions) Complete(root *Root, _ *cobra.Command, _ []string) error {
 // Validate checks the flags.
 func (o *PlanOptions) Validate() error {
 	if len(o.Filenames) == 0 {
-		return &exit.UsageError{Err: errors.New("name the manifests with -f FILENAME (a file, a directory or -)"), Hint: "See 'kubectl xpkg plan --help' for usage."}
+		return &exit.UsageError{Err: errors.New("name the manifests with -f FILENAME (a file, a directory or -)"), Hint: planHint}
+	}
+	if err := o.validateOffline(); err != nil {
+		return err
 	}
 	return printers.CheckFormat(o.Output, printers.FormatJSON, printers.FormatYAML)
+}
+
+const planHint = "See 'kubectl xpkg plan --help' for usage."
+
+// validateOffline: online, the cluster is the base; offline there is
+// nothing to prune.
+func (o *PlanOptions) validateOffline() error {
+	switch {
+	case len(o.Base) > 0 && !o.Offline:
+		return &exit.UsageError{Err: errors.New("--base needs --offline: against a cluster, the cluster is the base"), Hint: planHint}
+	case o.Prune && o.Offline:
+		return &exit.UsageError{Err: errors.New("--prune cannot be combined with --offline: there is no cluster to uninstall from; the plan lists the packages removed from the manifests"), Hint: planHint}
+	case slices.Contains(o.Base, "-") && slices.Contains(o.Filenames, "-"):
+		return &exit.UsageError{Err: errors.New("-f - and --base - cannot both read stdin: name one as a file or directory"), Hint: planHint}
+	}
+	return nil
 }
 
 // Run reads the manifests, plans them and exits by the plan.
@@ -99,7 +142,16 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fp, err := action.NewPlanFiles(cfg, o.Prune).Plan(ctx, manifests(set), set.Ignored)
+	cfg.Offline = o.Offline
+	pf := action.NewPlanFiles(cfg, o.Prune)
+	if len(o.Base) > 0 {
+		base, err := manifest.Read(o.Base, manifest.Options{Recursive: o.Recursive, Stdin: o.root.IOStreams.In})
+		if err != nil {
+			return fmt.Errorf("--base: %w", err)
+		}
+		pf.Base = manifests(base)
+	}
+	fp, err := pf.Plan(ctx, manifests(set), set.Ignored)
 	if err != nil {
 		return err
 	}

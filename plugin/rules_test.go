@@ -15,7 +15,7 @@ import (
 func TestEachVerbsHelpListsItsRules(t *testing.T) {
 	streams, _, _, _ := genericiooptions.NewTestIOStreams()
 	root := NewCmdRoot(streams)
-	for _, verb := range []string{action.ActionUpgrade, action.ActionRollback, action.ActionUninstall, action.ActionDoctor} {
+	for _, verb := range []string{action.ActionUpgrade, action.ActionRollback, action.ActionUninstall, action.ActionDoctor, action.ActionPlanFiles} {
 		cmd, _, err := root.Find([]string{verb})
 		if err != nil {
 			t.Fatal(err)

@@ -66,6 +66,8 @@ const (
 	RuleTwinInstall = "twin-install"
 	// plan -f's: a manifest edits a package's spec beyond its package.
 	RuleSpecChange = "spec-change"
+	// plan -f --offline's: what only the cluster could check.
+	RuleOffline = "offline"
 
 	// Doctor's rules with --crossplane-version: what an upgrade of
 	// Crossplane itself would do to the cluster.
@@ -136,6 +138,7 @@ var Rules = []RuleDoc{
 	{RuleCrossplaneTwin, doctorVerb, "blocking: a package others depend on, under a name other than the resolver's, when the target replaces every revision: the resolver can install a twin and take every package down"},
 	{RuleCrossplaneConstraint, doctorVerb, "blocking: a package's Crossplane constraint (its meta object's spec.crossplane.version, read from its registry) excludes the target; warning when it cannot be read, once with --offline"},
 	{RuleSpecChange, []string{ActionPlanFiles}, "info: a manifest edits a package's spec beyond its package, and what that does on the running Crossplane; warning when, under Manual activation from v2.4, the running revision stops"},
+	{RuleOffline, []string{ActionPlanFiles}, "with --offline, what only the cluster can check: warning, once per plan, when the target drops a CRD's kind or served version (live objects are not counted); info when it has a Crossplane constraint (not checked)"},
 }
 
 // RulesHelp lists the rules a verb's plan applies, one "* id: help" line

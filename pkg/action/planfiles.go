@@ -42,6 +42,9 @@ type Manifest struct {
 type PlanFiles struct {
 	cfg   *Config
 	Prune bool
+	// Base are the previous manifests an offline plan (cfg.Offline)
+	// plans against, in place of a cluster.
+	Base []Manifest
 }
 
 // NewPlanFiles plans manifests against cfg's cluster.
@@ -59,6 +62,12 @@ type FilesPlan struct {
 	// names (those the package manager installed as dependencies are
 	// expected in none).
 	Absent []string `json:"absent,omitempty"`
+	// Offline: planned against Base package manifests and the
+	// registries, with no cluster; Removed are the packages of Base
+	// that no manifest names (a GitOps prune would uninstall them).
+	Offline bool     `json:"offline,omitempty"`
+	Base    int      `json:"base,omitempty"`
+	Removed []string `json:"removed,omitempty"`
 }
 
 // Blocking reports whether any plan has a blocking finding.
@@ -78,6 +87,9 @@ type wanted struct {
 // Plan plans the manifests; ignored counts the objects that are no
 // package.
 func (pf *PlanFiles) Plan(ctx context.Context, ms []Manifest, ignored int) (*FilesPlan, error) {
+	if pf.cfg.Offline {
+		return pf.planOffline(ctx, ms, ignored)
+	}
 	c, err := pf.cfg.Cluster()
 	if err != nil {
 		return nil, err
@@ -173,12 +185,16 @@ func (pf *PlanFiles) readTargets(ctx context.Context, ws []*wanted) ([]installed
 
 // lockEntryOf is the Lock entry the package manager would make of w's
 // target.
-func lockEntryOf(w *wanted) installed.LockPackage {
-	lp := installed.LockPackage{Name: w.want.Name, Type: w.want.Kind, Source: reference.Repository(w.target), Version: refVersion(w.target)}
-	if w.meta == nil {
+func lockEntryOf(w *wanted) installed.LockPackage { return lockEntry(w.want, w.target, w.meta) }
+
+// lockEntry is the Lock entry the package manager would make of want at
+// ref, whose meta object is meta (nil: none, a legacy package).
+func lockEntry(want *installed.Package, ref string, meta *xpkg.Meta) installed.LockPackage {
+	lp := installed.LockPackage{Name: want.Name, Type: want.Kind, Source: reference.Repository(ref), Version: refVersion(ref)}
+	if meta == nil {
 		return lp
 	}
-	for _, d := range w.meta.DependsOn {
+	for _, d := range meta.DependsOn {
 		kind := d.Kind
 		if kind != "" {
 			kind = strings.ToUpper(kind[:1]) + kind[1:]
@@ -226,9 +242,16 @@ func WriteFilesPlan(w io.Writer, fp *FilesPlan) error {
 	}
 	parts = append(parts, fmt.Sprintf("%d unchanged", len(fp.Unchanged)))
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Plan -f: %d package manifest(s), %d other object(s) ignored: %s\n", fp.Manifests, fp.Ignored, strings.Join(parts, ", "))
+	head := "Plan -f"
+	if fp.Offline {
+		head = fmt.Sprintf("Plan -f (offline, against %d base package manifest(s))", fp.Base)
+	}
+	fmt.Fprintf(&sb, "%s: %d package manifest(s), %d other object(s) ignored: %s\n", head, fp.Manifests, fp.Ignored, strings.Join(parts, ", "))
 	if len(fp.Absent) > 0 {
 		fmt.Fprintf(&sb, "  in the cluster and in no manifest: %s (--prune plans their uninstall)\n", strings.Join(fp.Absent, ", "))
+	}
+	if len(fp.Removed) > 0 {
+		fmt.Fprintf(&sb, "  removed from the manifests (in --base, in no manifest): %s (a GitOps prune, Argo CD's or Flux's, would uninstall them)\n", strings.Join(fp.Removed, ", "))
 	}
 	if _, err := io.WriteString(w, sb.String()); err != nil {
 		return err
