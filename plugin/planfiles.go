@@ -17,8 +17,8 @@ import (
 var planExample = `  # What merging a pull request's package manifests will do to the cluster
   kubectl xpkg plan -f packages/ -R
 
-  # Kustomize output, piped in
-  kustomize build overlays/prod | kubectl xpkg plan -f -
+  # One manifest: the provider's move, planned as upgrade --dry-run plans it
+  kubectl xpkg plan -f packages/provider-nop.yaml
 
   # The plan as one document, and uninstalls for packages the manifests leave out
   kubectl xpkg plan -f packages/ --prune -o json

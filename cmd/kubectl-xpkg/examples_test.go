@@ -75,7 +75,7 @@ var (
 var exampleCluster = map[string][]examplePackage{
 	"diff": {nopOld}, "upgrade": {nopOld, networkOld, ptOld}, "rollback": {nopUpgraded},
 	"get": installedSet, "describe": installedSet, "tree": installedSet, "uninstall": installedSet, "versions": installedSet,
-	"outdated": {nopOld, networkNew},
+	"outdated": {nopOld, networkNew}, "plan": {nopOld},
 }
 
 // examplePackageNames are all the packages the examples install or name
@@ -407,6 +407,9 @@ func (e *exampleEnv) ensure(t *testing.T, verb string) {
 		// Deployment, which the test API server does not run.
 		crossplaneDeployment(t, e.dyn, "crossplane-system", "v2.3.4")
 	}
+	if verb == "plan" {
+		e.planManifests(t)
+	}
 	// What went must be collected before any install, lest its collection
 	// hit a successor: one the package manager installs as a dependency too.
 	for _, p := range exampleCluster[verb] {
@@ -479,5 +482,21 @@ func (e *exampleEnv) uninstallAll(t *testing.T) {
 	}
 	if len(args) > 3 {
 		e.x.Run(args...).Succeeds(t)
+	}
+}
+
+// planManifests writes the manifests plan's examples name: packages/
+// moves provider-nop to v0.4.0, base/packages/ has it at v0.2.1, as it
+// runs (a pull request and its target branch).
+func (e *exampleEnv) planManifests(t *testing.T) {
+	t.Helper()
+	for dir, tag := range map[string]string{"packages": "v0.4.0", "base/packages": "v0.2.1"} {
+		if err := os.MkdirAll(filepath.Join(e.x.Home(), dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		m := "apiVersion: pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: provider-nop\nspec:\n  package: " + e.host + "/crossplane-contrib/provider-nop:" + tag + "\n"
+		if err := os.WriteFile(filepath.Join(e.x.Home(), dir, "provider-nop.yaml"), []byte(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
