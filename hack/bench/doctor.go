@@ -113,9 +113,16 @@ func startDoctorCluster(cfg *config) (*doctorCluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	dc := &doctorCluster{env: env, ts: ts}
+	return newPopulation(env, ts, doctorShape)
+}
+
+// newPopulation is an empty population of providers of shape in env,
+// whose CRDs it watches; env is stopped if that fails.
+func newPopulation(env *testenv.Env, ts []*planTemplate, shape popShape) (*doctorCluster, error) {
+	dc := &doctorCluster{shape: shape, env: env, ts: ts}
+	var err error
 	if dc.dyn, err = env.DynamicClient(testenv.ContextAdmin); err == nil {
-		dc.est, err = watchEstablished(env, doctorSet)
+		dc.est, err = watchEstablished(env, shape.set)
 	}
 	if err != nil {
 		stopEnv(env)

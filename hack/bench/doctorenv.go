@@ -62,19 +62,35 @@ func (s doctorSize) revisions() int {
 
 func (s doctorSize) crds() int { return s.packages * doctorCRDsEach }
 
+// popShape is what a population's providers are called and hold: the
+// doctor benchmark's, or the plan benchmark's (a registry of its own).
+type popShape struct {
+	// prefix names them (bench-provider-<prefix>-NNN) and their CRDs'
+	// groups (<prefix>G.crossplane.io).
+	prefix string
+	// host is the registry host of their references.
+	host string
+	// crdsEach is how many CRDs each provider installs; set labels them.
+	crdsEach int
+	set      string
+}
+
+var doctorShape = popShape{prefix: "doctor", host: doctorRepoHost, crdsEach: doctorCRDsEach, set: doctorSet}
+
 // doctorPkg is one provider as written: the package, its revisions by
 // number, and its CRDs' references (for status.objectRefs).
 type doctorPkg struct {
 	i        int
+	shape    *popShape
 	provider *unstructured.Unstructured
 	revs     map[int]*unstructured.Unstructured
 	refs     []any
 	names    []string
 }
 
-func (p *doctorPkg) name() string { return fmt.Sprintf("bench-provider-doctor-%03d", p.i) }
+func (p *doctorPkg) name() string { return fmt.Sprintf("bench-provider-%s-%03d", p.shape.prefix, p.i) }
 func (p *doctorPkg) repo() string {
-	return fmt.Sprintf("%s/bench/provider-doctor-%03d", doctorRepoHost, p.i)
+	return fmt.Sprintf("%s/bench/provider-%s-%03d", p.shape.host, p.shape.prefix, p.i)
 }
 
 func (p *doctorPkg) image(n int) string { return fmt.Sprintf("%s:v1.%d.0", p.repo(), n) }
@@ -88,11 +104,12 @@ func (p *doctorPkg) revName(n int) string {
 
 // doctorCluster is the environment and what the benchmark wrote in it.
 type doctorCluster struct {
-	env  *testenv.Env
-	dyn  dynamic.Interface
-	ts   []*planTemplate
-	est  *establishedWatch
-	pkgs []*doctorPkg
+	shape popShape
+	env   *testenv.Env
+	dyn   dynamic.Interface
+	ts    []*planTemplate
+	est   *establishedWatch
+	pkgs  []*doctorPkg
 }
 
 // grow writes what the size has and the cluster lacks, the Lock, and
@@ -107,7 +124,7 @@ func (dc *doctorCluster) grow(ctx context.Context, s doctorSize) error {
 			g.Go(func() error { return dc.addRevisions(gctx, p, s.revisionsOf(i)) })
 			continue
 		}
-		p := &doctorPkg{i: i, revs: map[int]*unstructured.Unstructured{}}
+		p := &doctorPkg{i: i, shape: &dc.shape, revs: map[int]*unstructured.Unstructured{}}
 		dc.pkgs = append(dc.pkgs, p)
 		g.Go(func() error { return dc.install(gctx, p, s.revisionsOf(i)) })
 	}
@@ -146,8 +163,8 @@ func (dc *doctorCluster) install(ctx context.Context, p *doctorPkg, revs []int) 
 	for _, n := range revs {
 		owners = append(owners, ownerOf(p.revs[n], n == doctorRevisions))
 	}
-	for j := range doctorCRDsEach {
-		if err := dc.createCRD(ctx, p, p.i*doctorCRDsEach+j, owners); err != nil {
+	for j := range dc.shape.crdsEach {
+		if err := dc.createCRD(ctx, p, p.i*dc.shape.crdsEach+j, owners); err != nil {
 			return err
 		}
 	}
@@ -180,16 +197,26 @@ func (dc *doctorCluster) createRevision(ctx context.Context, p *doctorPkg, n int
 	return nil
 }
 
-// createCRD creates CRD number i of the benchmark (plansgen's copies of
-// provider-aws's largest CRDs), owned by owners.
+// crd is CRD number i of the population (plansgen's copies of
+// provider-aws's largest CRDs), as installed, or with v2's changes.
+func (dc *doctorCluster) crd(i int, v2 bool) planCRD {
+	t := dc.ts[i%planTemplates]
+	v := t.v1
+	if v2 {
+		v = t.v2
+	}
+	return planCRD{v: v, prefix: dc.shape.prefix, group: i / planTemplates}
+}
+
+// createCRD creates CRD number i of the population, owned by owners.
 func (dc *doctorCluster) createCRD(ctx context.Context, p *doctorPkg, i int, owners []metav1.OwnerReference) error {
-	c := planCRD{v: dc.ts[i%planTemplates].v1, prefix: "doctor", group: i / planTemplates}
+	c := dc.crd(i, false)
 	m, err := c.object()
 	if err != nil {
 		return err
 	}
 	u := &unstructured.Unstructured{Object: m}
-	u.SetLabels(map[string]string{benchSetLabel: doctorSet})
+	u.SetLabels(map[string]string{benchSetLabel: dc.shape.set})
 	u.SetOwnerReferences(owners)
 	got, err := dc.dyn.Resource(crdGVR).Create(ctx, u, metav1.CreateOptions{})
 	if err != nil {
