@@ -62,6 +62,30 @@ func (c *Change) progress() io.Writer {
 // checks the result against the cluster (stored versions, live objects,
 // the Lock, the running Crossplane).
 func (c *Change) Plan(ctx context.Context, action string, in *Installed, target string) (*Plan, error) {
+	r, err := c.Read(ctx, action, in, target)
+	if err != nil {
+		return nil, err
+	}
+	return c.Check(ctx, r)
+}
+
+// PlanRead is what planning a change reads of the two packages: the plan
+// begun, and their comparison (with the target's meta object).
+type PlanRead struct {
+	plan   *Plan
+	in     *Installed
+	target string
+	res    *compare.PlanInput
+}
+
+// Meta is the target's meta object (nil for a legacy package).
+func (r *PlanRead) Meta() *xpkg.Meta { return r.res.Meta }
+
+// Read reads and compares the running revision's package and the
+// target's, each once: what Check judges. A set of changes (plan -f) reads
+// every one first, so that each is checked against what all the others
+// make of the Lock.
+func (c *Change) Read(ctx context.Context, action string, in *Installed, target string) (*PlanRead, error) {
 	pkg := in.Package
 	// From is what runs: under Manual activation spec.package may name a
 	// revision not yet active.
@@ -92,6 +116,13 @@ func (c *Change) Plan(ctx context.Context, action string, in *Installed, target 
 			c.OnRead(i)
 		}
 	}
+	return &PlanRead{plan: p, in: in, target: target, res: res}, nil
+}
+
+// Check judges what Read read against the cluster, and returns the plan.
+func (c *Change) Check(ctx context.Context, r *PlanRead) (*Plan, error) {
+	p, in, target, res, action := r.plan, r.in, r.target, r.res, r.plan.Action
+	pkg := in.Package
 	// One read of the old package's CRDs serves both rules: the kinds
 	// the target loses are among them.
 	crds, err := c.Cluster.CRDs(ctx, res.Old.Names())

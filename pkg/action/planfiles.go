@@ -82,6 +82,8 @@ type wanted struct {
 	// reads it; meta its meta object, when the reference changes.
 	target string
 	meta   *xpkg.Meta
+	// read is an upgrade's (or rollback's) two packages, read.
+	read *PlanRead
 }
 
 // Plan plans the manifests; ignored counts the objects that are no
@@ -158,8 +160,9 @@ func matchManifests(c *cluster.Cluster, pkgs []*installed.Package, ms []Manifest
 	return out, nil
 }
 
-// readTargets reads the meta object of every package reference the
-// manifests change or add, and returns the Lock entries the set makes of
+// readTargets reads every package reference the manifests change or
+// add, once each: an upgrade's two packages compared (Change.Read), a new
+// package's meta object. It returns the Lock entries the set makes of
 // them: their new versions and their new dependencies, which the plans
 // are checked against instead of what runs.
 func (pf *PlanFiles) readTargets(ctx context.Context, ws []*wanted) ([]installed.LockPackage, error) {
@@ -173,14 +176,38 @@ func (pf *PlanFiles) readTargets(ctx context.Context, ws []*wanted) ([]installed
 			continue
 		}
 		w.target = w.want.Source
-		mr := readMeta(ctx, reg, w.target, pullSecrets(w.want), pf.cfg.Limits)
-		if mr.err != "" {
-			return nil, fmt.Errorf("%s: %s %s", w.m.Where, w.target, mr.err)
+		if w.have != nil {
+			if err := pf.readChange(ctx, w); err != nil {
+				return nil, err
+			}
+		} else {
+			mr := readMeta(ctx, reg, w.target, pullSecrets(w.want), pf.cfg.Limits)
+			if mr.err != "" {
+				return nil, fmt.Errorf("%s: %s %s", w.m.Where, w.target, mr.err)
+			}
+			w.meta = mr.meta
 		}
-		w.meta = mr.meta
 		overlay = append(overlay, lockEntryOf(w))
 	}
 	return overlay, nil
+}
+
+// readChange reads the installed package's move to w's target: an
+// upgrade, or a rollback when the target is older (as a revert names it).
+func (pf *PlanFiles) readChange(ctx context.Context, w *wanted) error {
+	in, err := pf.cfg.installed(ctx, w.have)
+	if err != nil {
+		return err
+	}
+	action := ActionUpgrade
+	if f := downgradeFinding(ActionUpgrade, refVersion(in.Image), refVersion(w.target)); f != nil {
+		action = ActionRollback
+	}
+	if w.read, err = pf.cfg.change(false).Read(ctx, action, in, w.target); err != nil {
+		return fmt.Errorf("%s: %w", w.m.Where, err)
+	}
+	w.meta = w.read.Meta()
+	return nil
 }
 
 // lockEntryOf is the Lock entry the package manager would make of w's

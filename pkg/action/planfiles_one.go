@@ -21,18 +21,11 @@ func (pf *PlanFiles) planOne(ctx context.Context, w *wanted, overlay []installed
 		return nil, nil
 	}
 	var p *Plan
-	if w.target != "" {
-		in, err := pf.cfg.installed(ctx, w.have)
-		if err != nil {
-			return nil, err
-		}
-		action := ActionUpgrade
-		if f := downgradeFinding(ActionUpgrade, refVersion(in.Image), refVersion(w.target)); f != nil {
-			action = ActionRollback // an older version, as a revert would name it
-		}
+	if w.read != nil {
 		ch := pf.cfg.change(false)
 		ch.Overlay = overlay
-		if p, err = ch.Plan(ctx, action, in, w.target); err != nil {
+		var err error
+		if p, err = ch.Check(ctx, w.read); err != nil {
 			return nil, fmt.Errorf("%s: %w", w.m.Where, err)
 		}
 	} else {

@@ -113,4 +113,8 @@ func TestPlanFilesBadInput(t *testing.T) {
 	if strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
 		t.Errorf("want one line, got:\n%s", r.Stderr)
 	}
+
+	ibm := writeManifests(t, map[string]string{"ibm.yaml": strings.Replace(packageManifest("Provider", "ibm", ref), "pkg.crossplane.io/v1", "pkg.ibm.crossplane.io/v1", 1)})
+	r = x.Run("plan", "-f", ibm).Fails(t, 1)
+	contains(t, "a package API the cluster does not serve", r.Stderr, "ibm.yaml:1: provider/ibm is a pkg.ibm.crossplane.io package, but this cluster serves its packages in pkg.crossplane.io")
 }
