@@ -82,8 +82,10 @@ type wanted struct {
 	// reads it; meta its meta object, when the reference changes.
 	target string
 	meta   *xpkg.Meta
-	// read is an upgrade's (or rollback's) two packages, read.
-	read *PlanRead
+	// read is an upgrade's (or rollback's) two packages, read;
+	// violations what validate's rules find in a new package's target.
+	read       *PlanRead
+	violations []xpkg.Violation
 }
 
 // Plan plans the manifests; ignored counts the objects that are no
@@ -181,11 +183,11 @@ func (pf *PlanFiles) readTargets(ctx context.Context, ws []*wanted) ([]installed
 				return nil, err
 			}
 		} else {
-			mr := readMeta(ctx, reg, w.target, pullSecrets(w.want), pf.cfg.Limits)
-			if mr.err != "" {
-				return nil, fmt.Errorf("%s: %s %s", w.m.Where, w.target, mr.err)
+			c, err := readValidated(ctx, reg, w.target, pullSecrets(w.want), pf.cfg.Limits)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s cannot be read: %w", w.m.Where, w.target, err)
 			}
-			w.meta = mr.meta
+			w.meta, w.violations = c.Meta, c.Violations
 		}
 		overlay = append(overlay, lockEntryOf(w))
 	}

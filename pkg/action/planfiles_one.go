@@ -3,11 +3,13 @@ package action
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
@@ -97,11 +99,8 @@ func (pf *PlanFiles) planInstall(ctx context.Context, w *wanted, overlay []insta
 		return nil, fmt.Errorf("%s: %w", w.m.Where, err)
 	}
 	p.Package, p.To = w.want.KindName(), w.target
+	p.add(violationFindings(w.target, w.violations)...)
 	if w.meta != nil {
-		for _, msg := range xpkg.MetadataProblems(w.meta.Object) {
-			p.add(Finding{Rule: RuleInvalidPackage, Severity: Blocking, Object: w.meta.Kind + " " + w.meta.Name(),
-				Message: fmt.Sprintf("%s is invalid: its %s %s", w.target, w.meta.Kind, msg)})
-		}
 		running, unread := c.CrossplaneVersion(ctx, pf.cfg.XPNamespace)
 		if f := crossplaneVersionFinding(w.meta.Crossplane, running, unread, pf.cfg.XPNamespace, w.target); f != nil {
 			p.add(*f)
@@ -150,4 +149,49 @@ func (pf *PlanFiles) absent(ctx context.Context, fp *FilesPlan, pkgs []*installe
 	}
 	fp.Plans = append(fp.Plans, up.Plan)
 	return nil
+}
+
+// readValidated reads a new package's target once, whole, where the
+// package manager reads it: its meta object and what validate's rules
+// find in it. A legacy package has neither.
+func readValidated(ctx context.Context, reg *Registry, ref string, secrets []string, limits xpkg.Limits) (*xpkg.Checked, error) {
+	read, so, err := reg.Read(ctx, ref, secrets)
+	if err != nil {
+		return nil, err
+	}
+	p, err := source.Open(ctx, read, so)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	if p.Format == source.FormatLegacy {
+		return &xpkg.Checked{}, nil
+	}
+	if limits == (xpkg.Limits{}) {
+		limits = xpkg.DefaultLimits
+	}
+	c, err := xpkg.ValidateStream(p.Stream(), limits)
+	if err = p.Cause(err); err == nil {
+		err = p.Close()
+	}
+	var syntax *xpkg.SyntaxError
+	if errors.As(err, &syntax) {
+		return &xpkg.Checked{Violations: []xpkg.Violation{{Document: syntax.Document, Rule: xpkg.RuleYAML, Message: syntax.Err.Error()}}}, nil
+	}
+	return c, err
+}
+
+// violationFindings: what validate finds in a new package's target, which
+// Crossplane would refuse or install broken.
+func violationFindings(target string, vs []xpkg.Violation) []Finding {
+	var out []Finding
+	for _, v := range vs {
+		what := v.Message
+		if v.Object != "" {
+			what = v.Object + ": " + what
+		}
+		out = append(out, Finding{Rule: RuleInvalidPackage, Severity: Blocking, Object: target,
+			Message: fmt.Sprintf("%s is invalid (kubectl xpkg validate %s): %s [%s]", target, target, what, v.Rule)})
+	}
+	return out
 }

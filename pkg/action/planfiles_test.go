@@ -118,3 +118,27 @@ func TestClosure(t *testing.T) {
 		t.Errorf("a closure that resolves finds %+v", fs)
 	}
 }
+
+// TestReadValidated: a new package's target is read once, whole, with
+// validate's rules: its meta object, and what Crossplane would refuse
+// (an annotation YAML reads as a boolean) as blocking findings.
+func TestReadValidated(t *testing.T) {
+	reg := fixture.NewRegistry(t)
+	img, err := fixture.Image([]byte("apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: provider-bad\n  annotations:\n    supported: yes\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := reg.Host + "/org/provider-bad:v1.0.0"
+	if err := fixture.Push(ref, img); err != nil {
+		t.Fatal(err)
+	}
+	c, err := readValidated(context.Background(), DirectRegistry(source.Options{}), ref, nil, xpkg.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := violationFindings(ref, c.Violations)
+	if c.Meta == nil || c.Meta.Name() != "provider-bad" || len(fs) != 1 || fs[0].Severity != Blocking || fs[0].Rule != RuleInvalidPackage ||
+		!strings.Contains(fs[0].Message, "supported") {
+		t.Errorf("meta %v, findings %+v", c.Meta, fs)
+	}
+}
