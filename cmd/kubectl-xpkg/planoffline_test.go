@@ -57,16 +57,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 // configuration, nothing blocks (exit 0).
 func TestPlanOfflineRecipe(t *testing.T) {
 	reg := fixture.NewRegistry(t)
-	push := func(ref, stream string) {
-		t.Helper()
-		img, err := fixture.Image([]byte(stream))
-		if err == nil {
-			err = fixture.Push(reg.Host+"/"+ref, img)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	push := func(ref, stream string) { reg.PushStream(t, ref, stream) }
 	meta := func(kind, name, dep string) string {
 		s := "apiVersion: meta.pkg.crossplane.io/v1\nkind: " + kind + "\nmetadata:\n  name: " + name + "\n"
 		if dep != "" {

@@ -51,12 +51,9 @@ const crdListPath = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 // doctorRow is what was measured at one size.
 type doctorRow struct {
 	size doctorSize
-	// reqs counts the requests of one run by "VERB resource", discovery
-	// apart; conts those that continued a paged LIST, and limits the
-	// page size each paged kind asked for.
-	reqs, conts map[string]int
-	limits      map[string]string
-	discovery   int
+	apiCounts
+	// limits is the page size each paged kind asked for.
+	limits map[string]string
 	// crdsInAll counts every CRD in the cluster, Crossplane's own too.
 	crdsInAll int
 	// bytes and crdBytes are the response bytes of that run, all and of
@@ -158,7 +155,7 @@ func checkDoctor(bin string, args []string, s doctorSize) error {
 // then times it against the API server directly, taking turns with the
 // raw read of every CRD.
 func (dc *doctorCluster) measure(cfg *config, rec *recorder, s doctorSize) (*doctorRow, error) {
-	row := &doctorRow{size: s, reqs: map[string]int{}, conts: map[string]int{}, limits: map[string]string{}}
+	row := &doctorRow{size: s, apiCounts: newAPICounts(), limits: map[string]string{}}
 	proxied := doctorArgs(rec.kubeconfig, filepath.Join(cfg.tmp, "doctor-cache-proxy"))
 	direct := doctorArgs(dc.env.Kubeconfig, filepath.Join(cfg.tmp, "doctor-cache"))
 	// The first runs fill the discovery caches.
@@ -197,16 +194,9 @@ func (dc *doctorCluster) measure(cfg *config, rec *recorder, s doctorSize) (*doc
 
 // count adds one request to the row.
 func (row *doctorRow) count(sp span) {
-	if isDiscovery(sp.path) {
-		row.discovery++
+	resource, key, q, ok := row.add(sp)
+	if !ok {
 		return
-	}
-	_, resource, _ := splitAPIPath(sp.path)
-	key := sp.verb + " " + resource
-	row.reqs[key]++
-	q, _ := url.ParseQuery(sp.query)
-	if q.Get("continue") != "" {
-		row.conts[key]++
 	}
 	if l := q.Get("limit"); l != "" {
 		row.limits[key] = l
@@ -260,4 +250,32 @@ type byteCounter int64
 func (c *byteCounter) Write(p []byte) (int, error) {
 	*c += byteCounter(len(p))
 	return len(p), nil
+}
+
+// apiCounts are the API requests of one run by "VERB resource",
+// discovery apart; conts those that continued a paged LIST.
+type apiCounts struct {
+	reqs, conts map[string]int
+	discovery   int
+}
+
+func newAPICounts() apiCounts {
+	return apiCounts{reqs: map[string]int{}, conts: map[string]int{}}
+}
+
+// add counts one request, and returns its resource, its key and its
+// query; ok is false for discovery, which is counted apart.
+func (c *apiCounts) add(sp span) (resource, key string, q url.Values, ok bool) {
+	if isDiscovery(sp.path) {
+		c.discovery++
+		return "", "", nil, false
+	}
+	_, resource, _ = splitAPIPath(sp.path)
+	key = sp.verb + " " + resource
+	c.reqs[key]++
+	q, _ = url.ParseQuery(sp.query)
+	if q.Get("continue") != "" {
+		c.conts[key]++
+	}
+	return resource, key, q, true
 }

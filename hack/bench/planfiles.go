@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,10 +46,7 @@ repository.**`
 type planFilesRow struct {
 	size    planFilesSize
 	variant planFilesVariant
-	// reqs counts the API requests of one run by "VERB resource",
-	// discovery apart; conts those that continued a paged LIST.
-	reqs, conts map[string]int
-	discovery   int
+	apiCounts
 	// initial counts the WATCHes that stream the initial list
 	// (sendInitialEvents: client-go's WatchList), no LIST before them.
 	initial    int
@@ -125,7 +121,7 @@ func planFilesArgs(dir, kubeconfig, cache string) []string {
 // measurePlan writes the variant's manifests, checks the plan, counts one
 // run's requests through both proxies, then times it.
 func (dc *doctorCluster) measurePlan(cfg *config, rec *recorder, counter *regCounter, s planFilesSize, v planFilesVariant) (*planFilesRow, error) {
-	row := &planFilesRow{size: s, variant: v, reqs: map[string]int{}, conts: map[string]int{}}
+	row := &planFilesRow{size: s, variant: v, apiCounts: newAPICounts()}
 	dir := filepath.Join(cfg.tmp, fmt.Sprintf("planfiles-%d-%s", s.packages, v.name))
 	if err := dc.writeManifests(dir, s, v); err != nil {
 		return nil, err
@@ -160,18 +156,7 @@ func (dc *doctorCluster) measurePlan(cfg *config, rec *recorder, counter *regCou
 
 // count adds one API request to the row.
 func (row *planFilesRow) count(sp span) {
-	if isDiscovery(sp.path) {
-		row.discovery++
-		return
-	}
-	_, resource, _ := splitAPIPath(sp.path)
-	key := sp.verb + " " + resource
-	row.reqs[key]++
-	q, _ := url.ParseQuery(sp.query)
-	if q.Get("continue") != "" {
-		row.conts[key]++
-	}
-	if sp.verb == "WATCH" && q.Get("sendInitialEvents") == "true" {
+	if _, _, q, ok := row.add(sp); ok && sp.verb == "WATCH" && q.Get("sendInitialEvents") == "true" {
 		row.initial++
 	}
 }

@@ -21,16 +21,7 @@ import (
 func offlineRegistry(t *testing.T) *fixture.Registry {
 	t.Helper()
 	reg := fixture.NewRegistry(t)
-	push := func(ref, stream string) {
-		t.Helper()
-		img, err := fixture.Image([]byte(stream))
-		if err == nil {
-			err = fixture.Push(reg.Host+"/"+ref, img)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	push := func(ref, stream string) { reg.PushStream(t, ref, stream) }
 	crd := func(versions ...string) string {
 		s := "---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: things.a.example.org\nspec:\n  group: a.example.org\n  scope: Cluster\n  names:\n    kind: Thing\n    plural: things\n  versions:\n"
 		for _, v := range versions {

@@ -90,13 +90,7 @@ func TestClosure(t *testing.T) {
 		if deps != "" {
 			meta += "spec:\n  dependsOn:\n" + deps
 		}
-		img, err := fixture.Image([]byte(meta))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := fixture.Push(reg.Host+"/"+repo+":"+tag, img); err != nil {
-			t.Fatal(err)
-		}
+		reg.PushStream(t, repo+":"+tag, meta)
 	}
 	dep := func(repo, version string) string {
 		return fmt.Sprintf("  - provider: %s/%s\n    version: %q\n", reg.Host, repo, version)
@@ -124,14 +118,8 @@ func TestClosure(t *testing.T) {
 // (an annotation YAML reads as a boolean) as blocking findings.
 func TestReadValidated(t *testing.T) {
 	reg := fixture.NewRegistry(t)
-	img, err := fixture.Image([]byte("apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: provider-bad\n  annotations:\n    supported: yes\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg.PushStream(t, "org/provider-bad:v1.0.0", "apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: provider-bad\n  annotations:\n    supported: yes\n")
 	ref := reg.Host + "/org/provider-bad:v1.0.0"
-	if err := fixture.Push(ref, img); err != nil {
-		t.Fatal(err)
-	}
 	c, err := readValidated(context.Background(), DirectRegistry(source.Options{}), ref, nil, xpkg.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)

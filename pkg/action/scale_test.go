@@ -201,16 +201,7 @@ func TestPlanWithoutFindingsPrintsAnEmptyList(t *testing.T) {
 // only noted.
 func TestUpgradePlanBlocksWhatCrossplaneWouldRefuse(t *testing.T) {
 	reg := fixture.NewRegistry(t)
-	push := func(ref string, stream string) {
-		t.Helper()
-		img, err := fixture.Image([]byte(stream))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := fixture.Push(reg.Host+"/"+ref, img); err != nil {
-			t.Fatal(err)
-		}
-	}
+	push := func(ref, stream string) { reg.PushStream(t, ref, stream) }
 	push("org/provider-dep:v1.0.0", "apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: provider-dep\n")
 	push(manyRepo+":v1.0.0", string(manyPackage(false)))
 	v2 := strings.Replace(string(manyPackage(false)), "  name: provider-many\n",
