@@ -173,3 +173,9 @@ func (cl *closure) meta(ref string) metaRead {
 	cl.metas[ref] = m
 	return m
 }
+
+// tagsOf are repo's tags, newest first, listed once.
+func (cl *closure) tagsOf(repo string) ([]versions.Tag, error) {
+	tr := cl.listTags(repo)
+	return tr.tags, tr.err
+}

@@ -36,6 +36,12 @@ func ParseReference(arg, registry string) (name.Reference, error) {
 	return parseReference(arg, registry, false)
 }
 
+// ParseReferenceFor is ParseReference with o's registry and, with
+// o.Insecure, plain HTTP allowed whatever the host.
+func ParseReferenceFor(arg string, o Options) (name.Reference, error) {
+	return parseReference(arg, o.Registry, o.Insecure)
+}
+
 // parseReference is ParseReference; insecure (--insecure) makes the
 // registry speak plain HTTP whatever its host, as documented.
 func parseReference(arg, registry string, insecure bool) (name.Reference, error) {

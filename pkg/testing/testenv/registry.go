@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"testing"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -115,4 +116,22 @@ func randomString(n int) string {
 	b := make([]byte, n/2)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// StartRegistry starts another registry (with its own credentials, in
+// its DockerConfig) for t; it stops when t ends.
+func StartRegistry(t testing.TB) *Registry {
+	t.Helper()
+	bin, err := DefaultRegistryBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, reg, err := startRegistry(context.Background(), t.TempDir(), bin, false)
+	if p != nil {
+		t.Cleanup(func() { _ = stopPID(p.pid, bin) })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
 }

@@ -1,0 +1,203 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/crossplane"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
+)
+
+// airCanon is where the air-gap packages canonically live: a registry
+// host that does not resolve. The connected side reaches it through an
+// ImageConfig of its cluster (a pull-through arrangement); the
+// air-gapped side only through the mirror.
+const airCanon = "xpkg.airgap-e2e.invalid/"
+
+// pushMultiPlatform pushes a package of kind as an index of a linux/amd64
+// and a linux/arm64 image, as reg.Host/repo:tag, with deps ("kind repo
+// constraint", repo under airCanon).
+func pushMultiPlatform(t *testing.T, reg *testenv.Registry, kind, repo, tag string, deps ...string) {
+	t.Helper()
+	s := "apiVersion: meta.pkg.crossplane.io/v1\nkind: " + kind + "\nmetadata:\n  name: " + filepath.Base(repo) + "\n  annotations:\n    version: " + tag + "\n"
+	if len(deps) > 0 {
+		s += "spec:\n  dependsOn:\n"
+		for _, d := range deps {
+			f := strings.SplitN(d, " ", 3)
+			s += "  - " + f[0] + ": " + airCanon + f[1] + "\n    version: \"" + f[2] + "\"\n"
+		}
+	}
+	var images []fixture.PlatformImage
+	for _, arch := range []string{"amd64", "arm64"} {
+		p := v1.Platform{OS: "linux", Architecture: arch}
+		img, err := fixture.ImageFor([]byte(s+"# "+arch+"\n"), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		images = append(images, fixture.PlatformImage{Platform: p, Image: img})
+	}
+	if err := fixture.Push(reg.Host+"/"+repo+":"+tag, fixture.Index(images...), remote.WithAuth(&authn.Basic{Username: reg.Username, Password: reg.Password})); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// airPackages: a configuration needs a function and a provider, the
+// provider its family provider; the provider has a version the
+// configuration excludes.
+func airPackages(t *testing.T, reg *testenv.Registry) {
+	pushMultiPlatform(t, reg, "Provider", "e2e/air/provider-family-air", "v1.0.0")
+	pushMultiPlatform(t, reg, "Provider", "e2e/air/provider-family-air", "v1.2.0")
+	for _, v := range []string{"v1.0.0", "v1.1.0", "v2.0.0"} {
+		pushMultiPlatform(t, reg, "Provider", "e2e/air/provider-air-s3", v, "provider e2e/air/provider-family-air >=v0.0.0")
+	}
+	pushMultiPlatform(t, reg, "Function", "e2e/air/function-air", "v0.3.0")
+	pushMultiPlatform(t, reg, "Configuration", "e2e/air/platform", "v1.0.0",
+		"function e2e/air/function-air >=v0.1.0", "provider e2e/air/provider-air-s3 >=v1.0.0 <v2.0.0")
+}
+
+var airClosure = map[string]string{ // repository under airCanon → version chosen
+	"e2e/air/platform":            "v1.0.0",
+	"e2e/air/function-air":        "v0.3.0",
+	"e2e/air/provider-air-s3":     "v1.1.0",
+	"e2e/air/provider-family-air": "v1.2.0",
+}
+
+// TestMirrorAirGapped mirrors a configuration's closure of multi-platform
+// packages from one registry to another, directly and through an OCI
+// layout, then installs it on the real Crossplane from its canonical
+// reference, whose host does not resolve, through the printed
+// ImageConfigs alone.
+func TestMirrorAirGapped(t *testing.T) {
+	env, reg, c, _ := start(t)
+	ctx := context.Background()
+	airPackages(t, reg)
+	dst := testenv.StartRegistry(t)
+	ics := c.dyn.Resource(crossplane.ImageConfigGVR)
+	upstream := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "pkg.crossplane.io/v1beta1", "kind": "ImageConfig",
+		"metadata": map[string]any{"name": "airgap-upstream"},
+		"spec": map[string]any{
+			"matchImages":  []any{map[string]any{"type": "Prefix", "prefix": airCanon}},
+			"rewriteImage": map[string]any{"prefix": reg.Host + "/"},
+		},
+	}}
+	if _, err := ics.Create(ctx, upstream, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ics.Delete(ctx, "airgap-upstream", metav1.DeleteOptions{}) })
+	x := clitest.New(t).WithEnv(env).WithLogin(dst.Host, dst.Username, dst.Password)
+	root := airCanon + "e2e/air/platform:v1.0.0"
+	through := []string{"--context", testenv.ContextAdmin}
+
+	r := x.Run(append([]string{"mirror", root, "--to", dst.Host + "/mirror", "--dry-run", "-o", "json"}, through...)...).Succeeds(t)
+	var plan struct {
+		Packages []struct{ Package, Version, Digest, Destination string }
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &plan); err != nil {
+		t.Fatalf("mirror --dry-run -o json: %v\n%s", err, r.Stdout)
+	}
+	if len(plan.Packages) != len(airClosure) {
+		t.Fatalf("closure of %d packages, want %d: %s", len(plan.Packages), len(airClosure), r.Stdout)
+	}
+	for _, p := range plan.Packages {
+		repo := strings.TrimPrefix(p.Package, airCanon)
+		if airClosure[repo] != p.Version || p.Digest != headDigest(t, reg, reg.Host+"/"+repo+":"+p.Version) {
+			t.Errorf("%s at %s (%s), want %s at the source's digest", p.Package, p.Version, p.Digest, airClosure[repo])
+		}
+	}
+	r = x.Run(append([]string{"mirror", root, "--to", dst.Host + "/mirror", "--dry-run"}, through...)...).Succeeds(t)
+	t.Logf("transcript:\n$ kubectl xpkg mirror %s --to %s/mirror --dry-run\n%s%s", root, dst.Host, r.Stderr, r.Stdout)
+	contains(t, "mirror --dry-run", r.Stdout, "PACKAGE", "CONSTRAINED BY", airCanon+"e2e/air/provider-air-s3   v1.1.0",
+		airCanon+"e2e/air/platform:v1.0.0 >=v1.0.0 <v2.0.0")
+
+	r = x.Run(append([]string{"mirror", root, "--to", dst.Host + "/mirror", "--pull-secret", "airgap-mirror"}, through...)...).Succeeds(t)
+	t.Logf("transcript:\n$ kubectl xpkg mirror %s --to %s/mirror --pull-secret airgap-mirror\n%s%s", root, dst.Host, r.Stderr, r.Stdout)
+	contains(t, "mirror", r.Stderr, "Mirrored 4 of 4 package(s) to "+dst.Host+"/mirror, each verified there by digest: 4 copied", "2 platform(s)")
+	printed := r.Stdout
+	contains(t, "mirror's ImageConfigs", printed, "kind: ImageConfig", "prefix: "+airCanon+"e2e/air/", "prefix: "+dst.Host+"/mirror/e2e/air/", "name: airgap-mirror")
+	sameDigests(t, reg, dst, "mirror")
+
+	r = x.Run(append([]string{"mirror", root, "--to", dst.Host + "/mirror"}, through...)...).Succeeds(t)
+	contains(t, "mirror again", r.Stderr, "0 copied (0 blob(s), 0 B sent; 0 blob(s) already there), 4 already there")
+
+	layout := filepath.Join(t.TempDir(), "air")
+	r = x.Run(append([]string{"mirror", root, "--to-layout", layout}, through...)...).Succeeds(t)
+	if r.Stdout != "" {
+		t.Errorf("a layout has no ImageConfig to print, got:\n%s", r.Stdout)
+	}
+	// The other side of the gap: no cluster, no source registry.
+	r = x.Run("mirror", "--from-layout", layout, "--to", dst.Host+"/layout").Succeeds(t)
+	t.Logf("transcript:\n$ kubectl xpkg mirror --from-layout air --to %s/layout\n%s%s", dst.Host, r.Stderr, r.Stdout)
+	contains(t, "mirror --from-layout", r.Stdout, "prefix: "+dst.Host+"/layout/e2e/air/")
+	sameDigests(t, reg, dst, "layout")
+
+	installThroughMirror(t, env, x, dst, printed)
+}
+
+// sameDigests: every package of the closure is at the destination under
+// its tag, at the source's digest.
+func sameDigests(t *testing.T, reg, dst *testenv.Registry, under string) {
+	t.Helper()
+	for repo, v := range airClosure {
+		if src, got := headDigest(t, reg, reg.Host+"/"+repo+":"+v), headDigest(t, dst, dst.Host+"/"+under+"/"+repo+":"+v); src != got {
+			t.Errorf("%s:%s is %s at the destination, %s at the source", repo, v, got, src)
+		}
+	}
+}
+
+// installThroughMirror removes the connected side's way to the canonical
+// registry, applies the ImageConfigs mirror printed (and the Secret they
+// name), and installs the configuration by its canonical reference.
+func installThroughMirror(t *testing.T, env *testenv.Env, x *clitest.Test, dst *testenv.Registry, printed string) {
+	ctx := context.Background()
+	dyn, err := env.DynamicClient(testenv.ContextAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dyn.Resource(crossplane.ImageConfigGVR).Delete(ctx, "airgap-upstream", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "imageconfigs.yaml")
+	if err := os.WriteFile(file, []byte(printed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x.Kubectl("create", "secret", "docker-registry", "airgap-mirror", "-n", crossplane.Namespace,
+		"--docker-server="+dst.Host, "--docker-username="+dst.Username, "--docker-password="+dst.Password).Succeeds(t)
+	x.Kubectl("apply", "-f", file).Succeeds(t)
+	t.Cleanup(func() {
+		y := clitest.New(t).WithEnv(env)
+		y.Run("uninstall", "configuration/airgap-platform", "--force", "--yes", "--wait=2m")
+		for _, n := range []string{"provider/e2e-air-provider-air-s3", "provider/e2e-air-provider-family-air", "function/e2e-air-function-air"} {
+			y.Run("uninstall", n, "--force", "--yes", "--wait=2m")
+		}
+		y.Kubectl("delete", "-f", file, "--ignore-not-found")
+		y.Kubectl("delete", "secret", "airgap-mirror", "-n", crossplane.Namespace, "--ignore-not-found")
+	})
+	r := x.Run("install", "configuration", airCanon+"e2e/air/platform:v1.0.0", "airgap-platform", "--wait=5m").Succeeds(t)
+	t.Logf("transcript:\n$ kubectl xpkg install configuration %se2e/air/platform:v1.0.0 airgap-platform --wait=5m\n%s%s", airCanon, r.Stderr, r.Stdout)
+	c := cluster{t: t, dyn: dyn}
+	c.healthy("configurations", "airgap-platform")
+	for res, n := range map[string]string{"providers": "e2e-air-provider-air-s3", "functions": "e2e-air-function-air"} {
+		if err := c.awaitHealthy(res, n, 3*time.Minute); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := c.awaitHealthy("providers", "e2e-air-provider-family-air", 3*time.Minute); err != nil {
+		t.Error(err)
+	}
+	r = x.Run("describe", "provider/e2e-air-provider-air-s3").Succeeds(t)
+	contains(t, "describe the mirrored provider", r.Stdout, "Resolved package:   "+dst.Host+"/mirror/e2e/air/provider-air-s3:v1.1.0")
+}

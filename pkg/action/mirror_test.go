@@ -1,0 +1,237 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
+)
+
+// mirrorRegistry pushes packages of kind name:tag with the given
+// dependencies ("kind repo version" each, repo relative to the registry).
+type mirrorRegistry struct {
+	t   *testing.T
+	reg *fixture.Registry
+}
+
+func newMirrorRegistry(t *testing.T) *mirrorRegistry {
+	return &mirrorRegistry{t: t, reg: fixture.NewRegistry(t)}
+}
+
+func (m *mirrorRegistry) push(kind, repo, tag string, deps ...string) {
+	m.t.Helper()
+	s := "# " + tag + "\napiVersion: meta.pkg.crossplane.io/v1\nkind: " + kind + "\nmetadata:\n  name: " + repo[strings.LastIndex(repo, "/")+1:] + "\n"
+	if len(deps) > 0 {
+		s += "spec:\n  dependsOn:\n"
+		for _, d := range deps {
+			f := strings.SplitN(d, " ", 3)
+			s += fmt.Sprintf("  - %s: %s/%s\n    version: %q\n", f[0], m.reg.Host, f[1], f[2])
+		}
+	}
+	m.reg.PushStream(m.t, repo+":"+tag, s)
+}
+
+func (m *mirrorRegistry) repo(r string) string { return m.reg.Host + "/" + r }
+
+func (m *mirrorRegistry) plan(roots ...string) (*MirrorPlan, error) {
+	mr := NewMirror(&Config{Limits: xpkg.DefaultLimits})
+	mr.To = "mirror.example.com/xp"
+	for i, r := range roots {
+		roots[i] = m.repo(r)
+	}
+	return mr.Plan(context.Background(), roots)
+}
+
+func versionsOf(plan *MirrorPlan) map[string]string {
+	out := map[string]string{}
+	for _, p := range plan.Packages {
+		out[p.Package[strings.Index(p.Package, "/")+1:]] = p.Version
+	}
+	return out
+}
+
+// TestMirrorClosureTwoLevels: a configuration needs a function and a
+// provider, the provider a family provider; each range goes to the
+// newest tag it admits, and the table says who constrains what.
+func TestMirrorClosureTwoLevels(t *testing.T) {
+	m := newMirrorRegistry(t)
+	m.push("Provider", "org/provider-family", "v1.0.0")
+	m.push("Provider", "org/provider-family", "v1.2.0")
+	m.push("Provider", "org/provider-family", "v2") // no complete version: skipped
+	for _, v := range []string{"v1.0.0", "v1.1.0", "v2.0.0"} {
+		m.push("Provider", "org/provider-s3", v, "provider org/provider-family >=v0.0.0")
+	}
+	m.push("Function", "org/function-x", "v0.3.0")
+	m.push("Configuration", "org/platform", "v1.0.0", "function org/function-x >=v0.1.0", "provider org/provider-s3 >=v1.0.0 <v2.0.0")
+	plan, err := m.plan("org/platform:v1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := versionsOf(plan)
+	want := map[string]string{"org/platform": "v1.0.0", "org/function-x": "v0.3.0", "org/provider-s3": "v1.1.0", "org/provider-family": "v1.2.0"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("closure: got %v, want %v", got, want)
+	}
+	order := []string{}
+	for _, p := range plan.Packages {
+		order = append(order, p.Package[strings.Index(p.Package, "/")+1:])
+		if !strings.HasPrefix(p.Digest, "sha256:") {
+			t.Errorf("%s has no digest: %q", p.Package, p.Digest)
+		}
+	}
+	if strings.Join(order, " ") != "org/platform org/function-x org/provider-s3 org/provider-family" {
+		t.Errorf("not breadth-first: %v", order)
+	}
+	s3 := plan.Packages[2]
+	if len(s3.ConstrainedBy) != 1 || s3.ConstrainedBy[0].By != m.repo("org/platform:v1.0.0") || s3.Kind != "Provider" || s3.Root {
+		t.Errorf("provider-s3: %+v", s3)
+	}
+	if s3.Destination != "mirror.example.com/xp/org/provider-s3:v1.1.0" {
+		t.Errorf("destination %q", s3.Destination)
+	}
+}
+
+// TestMirrorTakesEveryConstraint: a constraint met later (from the
+// function) narrows the provider chosen from the first one met.
+func TestMirrorTakesEveryConstraint(t *testing.T) {
+	m := newMirrorRegistry(t)
+	m.push("Provider", "org/provider-s3", "v1.0.0")
+	m.push("Provider", "org/provider-s3", "v1.1.0")
+	m.push("Function", "org/function-x", "v0.3.0", "provider org/provider-s3 <v1.1.0")
+	m.push("Configuration", "org/platform", "v1.0.0", "provider org/provider-s3 >=v1.0.0", "function org/function-x >=v0.1.0")
+	plan, err := m.plan("org/platform:v1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := versionsOf(plan)["org/provider-s3"]; v != "v1.0.0" {
+		t.Fatalf("provider-s3 at %s: every constraint admits only v1.0.0", v)
+	}
+	if n := len(plan.Packages[1].ConstrainedBy); n != 2 {
+		t.Errorf("provider-s3 constrained by %d, want 2: %+v", n, plan.Packages[1].ConstrainedBy)
+	}
+}
+
+// TestMirrorConflictsInTheResolversWords names both dependents.
+func TestMirrorConflictsInTheResolversWords(t *testing.T) {
+	m := newMirrorRegistry(t)
+	m.push("Provider", "org/provider-s3", "v1.0.0")
+	m.push("Provider", "org/provider-s3", "v2.0.0")
+	m.push("Function", "org/function-x", "v0.3.0", "provider org/provider-s3 >=v2.0.0")
+	m.push("Configuration", "org/platform", "v1.0.0", "provider org/provider-s3 <v2.0.0", "function org/function-x >=v0.1.0")
+	_, err := m.plan("org/platform:v1.0.0")
+	if err == nil {
+		t.Fatal("a conflict resolved")
+	}
+	for _, want := range []string{
+		"dependency (" + m.repo("org/provider-s3") + ") does not have a valid version that satisfies all constraints. Constraints: [<v2.0.0 >=v2.0.0]",
+		m.repo("org/platform:v1.0.0") + " needs " + m.repo("org/provider-s3") + " <v2.0.0",
+		m.repo("org/function-x:v0.3.0") + " needs " + m.repo("org/provider-s3") + " >=v2.0.0",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+// TestMirrorDigestPins: a digest pins the dependency; two different
+// digests, or a digest and a range, are the resolver's errors.
+func TestMirrorDigestPins(t *testing.T) {
+	m := newMirrorRegistry(t)
+	m.push("Provider", "org/provider-s3", "v1.0.0")
+	m.push("Provider", "org/provider-s3", "v1.1.0")
+	d1 := m.digestOf("org/provider-s3:v1.0.0")
+	d2 := m.digestOf("org/provider-s3:v1.1.0")
+	m.push("Configuration", "org/pinned", "v1.0.0", "provider org/provider-s3 "+d1)
+	plan, err := m.plan("org/pinned:v1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := plan.Packages[1]
+	if p.Version != d1 || p.Digest != d1 || p.Ref() != m.repo("org/provider-s3")+"@"+d1 || p.Destination != "mirror.example.com/xp/org/provider-s3@"+d1 {
+		t.Fatalf("pinned dependency: %+v", p)
+	}
+	m.push("Function", "org/function-x", "v0.3.0", "provider org/provider-s3 "+d2)
+	m.push("Configuration", "org/two", "v1.0.0", "provider org/provider-s3 "+d1, "function org/function-x >=v0.1.0")
+	if _, err := m.plan("org/two:v1.0.0"); err == nil || !strings.Contains(err.Error(), "a dependency package has different digests in parent constraints") {
+		t.Errorf("two digests: %v", err)
+	}
+	m.push("Function", "org/function-y", "v0.3.0", "provider org/provider-s3 >=v1.0.0")
+	m.push("Configuration", "org/mixed", "v1.0.0", "provider org/provider-s3 "+d1, "function org/function-y >=v0.1.0")
+	if _, err := m.plan("org/mixed:v1.0.0"); err == nil || !strings.Contains(err.Error(), "a dependency package has different types of parent constraints") {
+		t.Errorf("a digest and a range: %v", err)
+	}
+}
+
+func (m *mirrorRegistry) digestOf(ref string) string {
+	m.t.Helper()
+	d, err := source.Digest(context.Background(), m.repo(ref), source.Options{})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return d
+}
+
+// TestMirrorRootsNeedAVersion and a root a dependent excludes.
+func TestMirrorRoots(t *testing.T) {
+	m := newMirrorRegistry(t)
+	m.push("Provider", "org/provider-s3", "v1.0.0")
+	m.push("Configuration", "org/platform", "v1.0.0", "provider org/provider-s3 >=v2.0.0")
+	if _, err := m.plan("org/platform"); err == nil || !strings.Contains(err.Error(), "names no version") {
+		t.Errorf("a root without a version: %v", err)
+	}
+	_, err := m.plan("org/platform:v1.0.0", "org/provider-s3:v1.0.0")
+	if err == nil || !strings.Contains(err.Error(), "does not have a valid version that satisfies all constraints") {
+		t.Errorf("a root its dependent excludes: %v", err)
+	}
+	if _, err := m.plan("org/platform:v1.0.0", "org/platform:v2.0.0"); err == nil || !strings.Contains(err.Error(), "named at two versions") {
+		t.Errorf("one repository at two versions: %v", err)
+	}
+	_, err = m.plan("org/nothing:v1.0.0")
+	if err == nil || !strings.Contains(err.Error(), "org/nothing:v1.0.0") {
+		t.Errorf("a root that does not exist: %v", err)
+	}
+}
+
+// TestMirrorImageConfigs: one rewrite per registry host, of the
+// directory its repositories share; the pull secret for the rewritten
+// references; two repositories that would collide are refused.
+func TestMirrorImageConfigs(t *testing.T) {
+	pkgs := []*MirrorPackage{
+		{Package: "xpkg.crossplane.io/crossplane-contrib/provider-family-aws", Version: "v1.0.0"},
+		{Package: "xpkg.crossplane.io/crossplane-contrib/provider-aws-s3", Version: "v1.0.0"},
+		{Package: "ghcr.io/acme/platform/configuration", Version: "v2.0.0"},
+	}
+	ics := MirrorImageConfigs(pkgs, "registry.internal/xp/", "mirror-creds")
+	var got []string
+	for _, ic := range ics {
+		spec := ic["spec"].(map[string]any)
+		match := spec["matchImages"].([]any)[0].(map[string]any)["prefix"]
+		to := ""
+		if rw, ok := spec["rewriteImage"].(map[string]any); ok {
+			to = "→ " + rw["prefix"].(string)
+		}
+		if reg, ok := spec["registry"].(map[string]any); ok {
+			to = "secret " + reg["authentication"].(map[string]any)["pullSecretRef"].(map[string]any)["name"].(string)
+		}
+		got = append(got, fmt.Sprintf("%s: %s %s", ic["metadata"].(map[string]any)["name"], match, to))
+	}
+	want := []string{
+		"mirror-ghcr-io-acme-platform: ghcr.io/acme/platform/ → registry.internal/xp/acme/platform/",
+		"mirror-xpkg-crossplane-io-crossplane-contrib: xpkg.crossplane.io/crossplane-contrib/ → registry.internal/xp/crossplane-contrib/",
+		"mirror-registry-internal-xp-pull: registry.internal/xp/ secret mirror-creds",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("ImageConfigs:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if err := assignDestinations(pkgs, "registry.internal/xp"); err != nil || pkgs[0].Destination != "registry.internal/xp/crossplane-contrib/provider-family-aws:v1.0.0" {
+		t.Errorf("destinations: %v %q", err, pkgs[0].Destination)
+	}
+	twins := []*MirrorPackage{{Package: "a.example.com/org/p", Version: "v1"}, {Package: "b.example.com/org/p", Version: "v1"}}
+	if err := assignDestinations(twins, "registry.internal/xp"); err == nil || !strings.Contains(err.Error(), "would both be mirrored to registry.internal/xp/org/p") {
+		t.Errorf("colliding repositories: %v", err)
+	}
+}

@@ -1,0 +1,172 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+)
+
+var mirrorExample = `  # Copy a configuration with every package it depends on to a private registry, and
+  # send Crossplane there (spec.package keeps the canonical references)
+  kubectl xpkg mirror xpkg.crossplane.io/org/configuration-platform:v1.4.0 \
+      --to registry.example.com/crossplane | kubectl apply -f -
+
+  # The closure only: which version of each package, its digest, and who constrains it
+  kubectl xpkg mirror xpkg.crossplane.io/org/configuration-platform:v1.4.0 --to registry.example.com/crossplane --dry-run
+
+  # Across an air gap: into an OCI image layout, carried over, then into the registry inside
+  kubectl xpkg mirror xpkg.crossplane.io/org/configuration-platform:v1.4.0 --to-layout ./platform
+  kubectl xpkg mirror --from-layout ./platform --to registry.internal/crossplane --pull-secret mirror-creds
+
+  # Everything a running cluster has installed, at the versions it runs
+  kubectl xpkg mirror --from-cluster --to registry.example.com/crossplane`
+
+// MirrorOptions holds the flags and state of `kubectl xpkg mirror`.
+type MirrorOptions struct {
+	To          string
+	ToLayout    string
+	FromLayout  string
+	FromCluster bool
+	DryRun      bool
+	PullSecret  string
+	Jobs        int
+	Output      string
+	XPNamespace string
+	Source      SourceFlags
+	Cluster     ClusterFlags
+
+	args           []string
+	throughCluster bool
+	root           *Root
+}
+
+// NewCmdMirror builds `kubectl xpkg mirror`.
+func NewCmdMirror(root *Root) *cobra.Command {
+	o := &MirrorOptions{root: root}
+	cmd := &cobra.Command{
+		Use:   "mirror (SOURCE... | --from-layout DIR | --from-cluster) (--to PREFIX | --to-layout DIR)",
+		Short: "Copy packages with their whole dependency closure to another registry or an OCI layout",
+		Long: `Mirror resolves each SOURCE's dependencies (dependsOn) breadth-first as Crossplane's
+resolver does: a semver range to the newest tag of the dependency's repository that it
+admits (tags that are no complete semantic version are skipped), a digest to that
+digest, with every constraint every package of the set puts on a repository. A
+conflict is said in the resolver's words, naming the packages whose constraints
+collide. --dry-run prints the closure (package, version, digest, who constrains it)
+and copies nothing.
+
+Each package is then copied whole: its index, every platform's manifest, config and
+layers, byte for byte, by digest and with its tag, so digests do not change and
+annotations (the base layer's io.crossplane.xpkg) survive. Blobs the destination has
+are not sent again; a package already there at the same digest costs two requests;
+every copy is verified at the destination by digest. A run that fails or is
+interrupted reports only what was verified, and a second run finishes the job.
+
+--to PREFIX puts each repository's path under PREFIX (xpkg.crossplane.io/org/pkg goes
+to PREFIX/org/pkg) and writes on stdout the ImageConfigs that send Crossplane's
+package manager there: one spec.rewriteImage per source prefix, and with
+--pull-secret one giving PREFIX's registry that Secret (in Crossplane's namespace).
+Apply them, and install with the canonical references: package names stay those the
+resolver derives, and install, plan -f and outdated read through the rewrite as the
+package manager does. Progress and the summary go to stderr.
+
+--to-layout DIR writes an OCI image layout, each package named by its canonical
+reference (org.opencontainers.image.ref.name), to carry across an air gap; on the
+other side --from-layout DIR --to PREFIX copies it into a registry. --from-cluster
+mirrors what the cluster's Lock holds, at the versions it runs. With --from-cluster, or
+when the command line names a cluster (--context or --kubeconfig), packages are read
+as that cluster's package manager reads them: through its ImageConfigs and pull
+secrets (--no-image-config: as written). Registry credentials come from the docker
+config, per registry, for both ends.`,
+		Example: mirrorExample,
+		GroupID: groupLocal,
+		RunE:    runOptions(root, o),
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.To, "to", "", "Registry prefix to copy to, e.g. registry.example.com/crossplane.")
+	f.StringVar(&o.ToLayout, "to-layout", "", "OCI image layout directory to copy to (created if absent; resumed if present).")
+	f.StringVar(&o.FromLayout, "from-layout", "", "Copy the packages of this OCI image layout (written by --to-layout) instead of resolving SOURCEs.")
+	f.BoolVar(&o.FromCluster, "from-cluster", false, "Mirror every package the cluster's Lock holds, at the version it runs.")
+	f.BoolVar(&o.DryRun, "dry-run", false, "Resolve and print the closure; copy nothing.")
+	f.StringVar(&o.PullSecret, "pull-secret", "", "With --to: name this Secret (in Crossplane's namespace) in an ImageConfig for the destination registry.")
+	f.IntVar(&o.Jobs, "jobs", 4, "Packages copied at once.")
+	f.StringVarP(&o.Output, "output", "o", "", "With --dry-run: wide, json, yaml or name; otherwise the ImageConfigs as yaml (default) or json.")
+	completeOutput(cmd, "wide", "json", "yaml", "name")
+	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "With --from-cluster: Crossplane's namespace (the packages' pull secrets).")
+	o.Source.AddRegistryFlags(f)
+	o.Cluster.AddFlags(f)
+	return cmd
+}
+
+// Complete keeps the arguments.
+func (o *MirrorOptions) Complete(root *Root, cmd *cobra.Command, args []string) error {
+	o.root, o.args = root, args
+	o.throughCluster = namesCluster(cmd) && !o.Source.NoImageConfig
+	return nil
+}
+
+const mirrorHint = "See 'kubectl xpkg mirror --help' for usage."
+
+// Validate checks that one source and one destination are named.
+func (o *MirrorOptions) Validate() error {
+	usage := func(msg string) error { return &exit.UsageError{Err: errors.New(msg), Hint: mirrorHint} }
+	sources := 0
+	for _, set := range []bool{len(o.args) > 0, o.FromLayout != "", o.FromCluster} {
+		if set {
+			sources++
+		}
+	}
+	switch {
+	case sources == 0:
+		return usage("name what to mirror: package references, --from-layout DIR or --from-cluster")
+	case sources > 1:
+		return usage("package references, --from-layout and --from-cluster are three ways to name what to mirror: give one")
+	case (o.To == "") == (o.ToLayout == ""):
+		return usage("name one destination: --to PREFIX (a registry) or --to-layout DIR")
+	case o.FromLayout != "" && o.ToLayout != "":
+		return usage("--from-layout copies a layout into a registry: give --to PREFIX")
+	case o.PullSecret != "" && o.To == "":
+		return usage("--pull-secret names a Secret in the ImageConfigs printed for --to; a layout has none")
+	case o.Jobs < 1:
+		return usage(fmt.Sprintf("--jobs %d: want 1 or more", o.Jobs))
+	}
+	if o.DryRun {
+		return printers.CheckFormat(o.Output, printers.FormatWide, printers.FormatJSON, printers.FormatYAML, printers.FormatName)
+	}
+	return printers.CheckFormat(o.Output, printers.FormatJSON, printers.FormatYAML)
+}
+
+// Run resolves the closure, then copies it and prints the ImageConfigs.
+func (o *MirrorOptions) Run(ctx context.Context) error {
+	cfg, err := o.root.config(&o.Cluster, &o.Source, o.XPNamespace)
+	if err != nil {
+		return err
+	}
+	m := action.NewMirror(cfg)
+	m.To, m.ToLayout, m.FromLayout, m.FromCluster = o.To, o.ToLayout, o.FromLayout, o.FromCluster
+	m.PullSecret, m.Jobs, m.ThroughCluster = o.PullSecret, o.Jobs, o.throughCluster
+	plan, err := m.Plan(ctx, o.args)
+	if err != nil {
+		return err
+	}
+	if o.DryRun {
+		return printMirrorPlan(o.root.IOStreams.Out, o.Output, plan)
+	}
+	errOut := o.root.IOStreams.ErrOut
+	fmt.Fprintf(errOut, "Mirroring %d package(s) to %s\n", len(plan.Packages), plan.To)
+	bar := startMirrorProgress(o.root.events().Bar, len(plan.Packages))
+	m.OnProgress = bar.add
+	m.OnCopied = func(c action.MirrorCopy) { bar.line(errOut, mirrorLine(c)) }
+	res, err := m.Run(ctx, plan)
+	bar.stop()
+	writeMirrorResult(errOut, plan, res)
+	if err != nil {
+		return err
+	}
+	return printImageConfigs(o.root.IOStreams.Out, o.Output, m.ImageConfigs(plan))
+}
