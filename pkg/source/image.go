@@ -138,11 +138,7 @@ func checkManifest(m interface{ RawManifest() ([]byte, error) }, want v1.Hash, w
 	if err != nil {
 		return fmt.Errorf("read %s: %w", what, err)
 	}
-	vr, err := newVerifyReader(bytes.NewReader(raw), want, 0, what)
-	if err != nil {
-		return err
-	}
-	return vr.verify()
+	return CheckDigest(raw, want, what)
 }
 
 // configFile reads the image config, no bigger than MaxConfigBytes, and

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
@@ -102,6 +103,11 @@ func (v *verifyReader) verify() error {
 	if _, err := io.Copy(io.Discard, v); err != nil {
 		return readError(v.what, err)
 	}
+	return v.check()
+}
+
+// check compares what was read so far with the digest and size.
+func (v *verifyReader) check() error {
 	got := hex.EncodeToString(v.h.Sum(nil))
 	if got != v.want.Hex {
 		return fmt.Errorf("%s is corrupt: its content hashes to %s:%s, not %s", v.what, v.want.Algorithm, got, v.want)
@@ -110,4 +116,38 @@ func (v *verifyReader) verify() error {
 		return fmt.Errorf("%s is %d bytes, not the %d its descriptor states", v.what, v.n, v.size)
 	}
 	return nil
+}
+
+// CheckDigest checks content read whole (a manifest) against its digest:
+// an OCI layout's blobs, for one, come from disk unchecked.
+func CheckDigest(raw []byte, want v1.Hash, what string) error {
+	vr, err := newVerifyReader(bytes.NewReader(raw), want, int64(len(raw)), what)
+	if err != nil {
+		return err
+	}
+	return vr.verify()
+}
+
+// VerifyingReader reads r, hashing what passes, and at its end fails
+// instead of ending unless it read exactly size bytes (0: any number) that
+// hash to want: whoever copies it to its end has copied the content the
+// digest names, and a copy that fails can be thrown away.
+func VerifyingReader(r io.Reader, want v1.Hash, size int64, what string) (io.Reader, error) {
+	vr, err := newVerifyReader(r, want, size, what)
+	if err != nil {
+		return nil, err
+	}
+	return checkAtEOF{vr}, nil
+}
+
+type checkAtEOF struct{ v *verifyReader }
+
+func (c checkAtEOF) Read(p []byte) (int, error) {
+	n, err := c.v.Read(p)
+	if err == io.EOF {
+		if cerr := c.v.check(); cerr != nil {
+			return n, cerr
+		}
+	}
+	return n, err
 }

@@ -64,7 +64,7 @@ func parseReference(arg, registry string, insecure bool) (name.Reference, error)
 // transient faults, the user agent.
 func RemoteOptions(ctx context.Context, o Options) []remote.Option {
 	o = o.withDefaults()
-	rt := newRetryTransport(insecureTLS(o.Transport, o.Insecure), o.Retry)
+	rt := newRetryTransport(limitManifests(insecureTLS(o.Transport, o.Insecure), o.MaxManifestBytes), o.Retry)
 	opts := []remote.Option{
 		remote.WithContext(ctx),
 		remote.WithAuthFromKeychain(o.Keychain),
@@ -218,7 +218,7 @@ func (r *Reader) Digest(ctx context.Context, ref string) (string, error) {
 	if err == nil && desc.Digest.Hex != "" {
 		return desc.Digest.String(), nil
 	}
-	if err != nil && !headUnsupported(err) {
+	if err != nil && !HeadUnsupported(err) {
 		return "", fmt.Errorf("resolve %s: %w", n.Name(), err)
 	}
 	full, err := r.puller.Get(ctx, n)
@@ -247,9 +247,9 @@ func NotFound(err error) bool {
 	return false
 }
 
-// headUnsupported: a registry that refuses HEAD (405 or 501) is asked
-// again with GET.
-func headUnsupported(err error) bool {
+// HeadUnsupported reports a registry that refuses HEAD (405 or 501): ask
+// it again with GET.
+func HeadUnsupported(err error) bool {
 	var te *transport.Error
 	return errors.As(err, &te) && (te.StatusCode == http.StatusMethodNotAllowed || te.StatusCode == http.StatusNotImplemented)
 }

@@ -67,6 +67,11 @@ type Options struct {
 	// verified once, then read again. Otherwise content is verified as it
 	// is read, and Package.Close reports a mismatch at the end.
 	VerifyFirst bool
+	// MaxManifestBytes bounds each manifest or index read from a registry:
+	// an answer that says it is larger fails at once, one that goes on past
+	// it fails as it is read. 0 leaves go-containerregistry's own bound
+	// (100 MiB).
+	MaxManifestBytes int64
 	// Retry bounds the retries of transient registry faults: the zero
 	// Retry means DefaultRetry; otherwise a zero MaxTime or Stall takes
 	// the default's, and Attempts 0 means no retries.

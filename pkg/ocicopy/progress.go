@@ -1,0 +1,82 @@
+package ocicopy
+
+import (
+	"context"
+	"io"
+	"sync"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+)
+
+// progress reports one stream's bytes as they pass, and takes them back
+// when the stream is given up: a total never counts bytes that must be
+// sent again.
+type progress struct {
+	report  func(int64)
+	mu      sync.Mutex
+	n       int64
+	stopped bool
+}
+
+func (p *progress) add(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped || n == 0 {
+		return
+	}
+	p.n += int64(n)
+	p.report(int64(n))
+}
+
+// cancel takes back what was reported, and stops reporting: a request
+// body can still be read after its request has failed.
+func (p *progress) cancel() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+	if p.n != 0 {
+		p.report(-p.n)
+	}
+	p.n = 0
+}
+
+type progressReader struct {
+	io.Reader
+	p *progress
+}
+
+func (r progressReader) Read(b []byte) (int, error) {
+	n, err := r.Reader.Read(b)
+	r.p.add(n)
+	return n, err
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// openVerified opens a blob of r, checked against its descriptor as it is
+// read (a stream that ends without error is the blob), and reported to
+// report (may be nil). p, when not nil, is what cancels the report.
+func openVerified(ctx context.Context, r reader, d v1.Descriptor, report func(int64)) (io.ReadCloser, *progress, error) {
+	rc, err := r.blob(ctx, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	vr, err := source.VerifyingReader(rc, d.Digest, d.Size, "the blob "+d.Digest.String())
+	if err != nil {
+		rc.Close()
+		return nil, nil, err
+	}
+	if report == nil {
+		return readCloser{vr, rc}, nil, nil
+	}
+	p := &progress{report: report}
+	return readCloser{progressReader{vr, p}, rc}, p, nil
+}
