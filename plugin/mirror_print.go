@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
@@ -123,7 +124,7 @@ func writeMirrorResult(w io.Writer, plan *action.MirrorPlan, res *action.MirrorR
 	fmt.Fprintf(w, "Mirrored %d of %d package(s) to %s, each verified there by digest: %d copied (%d blob(s), %s sent; %d blob(s) already there), %d already there\n",
 		len(res.Copied), len(plan.Packages), plan.To, len(res.Copied)-skipped, blobs, size(bytes), present, skipped)
 	for _, f := range res.Failed {
-		fmt.Fprintf(w, "Not mirrored: %s: %v\n", f.Package.Ref(), f.Err)
+		fmt.Fprintf(w, "Not mirrored: %s: %s\n", f.Package.Ref(), exit.Message(f.Err))
 	}
 }
 

@@ -74,6 +74,28 @@ func (s *mirrorSetup) mirrored(t *testing.T, ref string) string {
 	return d.Digest.String()
 }
 
+// layer is the digest of ref's (one) layer.
+func (s *mirrorSetup) layer(t *testing.T, ref string) string {
+	t.Helper()
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := remote.Image(r, remote.WithAuth(&authn.Basic{Username: s.src.Username, Password: s.src.Password}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := img.Layers()
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("layers of %s: %d, %v", ref, len(ls), err)
+	}
+	d, err := ls[0].Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.String()
+}
+
 func (s *mirrorSetup) source(t *testing.T, ref string) string {
 	t.Helper()
 	r, err := name.ParseReference(ref)
@@ -175,13 +197,16 @@ func TestInterruptedMirror(t *testing.T) {
 	}
 	t.Cleanup(func() { src.Close() })
 	x := s.x.WithLogin(src.Host, s.src.Username, s.src.Password)
-	root := strings.Replace(s.root, s.src.Host, src.Host, 1)
+	// provider-aws alone (the configuration names its dependency at the
+	// registry itself, not behind this proxy).
+	root := strings.Replace(s.deps[1], s.src.Host, src.Host, 1)
 	layout := filepath.Join(t.TempDir(), "layout")
-	// The resolution reads provider-aws's config and layer; the copy's
-	// read of the layer stalls.
-	src.Add(faultproxy.Fault{Match: "GET /v2/cli/provider-aws/blobs/", Skip: 2, StallAfter: 64 << 10, Stall: time.Minute})
+	// The resolution reads provider-aws's layer for its meta object; the
+	// copy's read of it stalls.
+	layer := "GET /v2/cli/provider-aws/blobs/" + s.layer(t, s.deps[1])
+	src.Add(faultproxy.Fault{Match: layer, Skip: 1, StallAfter: 64 << 10, Stall: time.Minute})
 	run = x.Start("mirror", root, "--to-layout", layout)
-	eventually(t, "a stalled source blob", func() bool { return src.Count("/blobs/") > 0 && len(blobFiles(t, layout)) > 0 })
+	eventually(t, "the copy's read of the layer, stalled", func() bool { return src.Count(layer) > 1 })
 	if err := run.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +223,7 @@ func TestInterruptedMirror(t *testing.T) {
 	src.Clear()
 	x.Run("mirror", root, "--to-layout", layout).Succeeds(t)
 	checkLayoutBlobs(t, layout)
-	if entries, err := ocicopy.ReadLayout(layout); err != nil || len(entries) != 2 {
+	if entries, err := ocicopy.ReadLayout(layout); err != nil || len(entries) != 1 || entries[0].RefName != root {
 		t.Errorf("the layout after a run again: %v %+v", err, entries)
 	}
 }

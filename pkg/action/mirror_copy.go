@@ -47,7 +47,8 @@ func (r *MirrorResult) Sent() (blobs, present int, bytes int64, skipped int) {
 }
 
 // MirrorError says which packages were not mirrored; the others were,
-// and a run again sends only what is missing.
+// and a run again sends only what is missing. It does not unwrap to the
+// first failure: the line it makes says more than that failure's own.
 type MirrorError struct {
 	Total  int
 	Failed []MirrorFailure
@@ -61,8 +62,6 @@ func (e *MirrorError) Error() string {
 	}
 	return fmt.Sprintf("%d of %d package(s) not mirrored: %s: %s%s; run the command again to finish (what is there is not sent again)", len(e.Failed), e.Total, f.Package.Ref(), exit.Message(f.Err), more)
 }
-
-func (e *MirrorError) Unwrap() error { return e.Failed[0].Err }
 
 // Run copies the plan's packages, Jobs at once, each verified at its
 // destination; packages that fail do not stop the others.

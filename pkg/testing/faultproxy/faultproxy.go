@@ -233,6 +233,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for k, vs := range resp.Header {
 		w.Header()[k] = vs
 	}
+	// An upload's next step (Location) stays behind the proxy, as a
+	// registry's own host would.
+	if loc, ok := strings.CutPrefix(resp.Header.Get("Location"), p.target); ok && p.closeTLS == nil {
+		w.Header().Set("Location", "http://"+p.Host+loc)
+	}
 	w.WriteHeader(resp.StatusCode)
 	if !faulty || f.IfOK && resp.StatusCode/100 != 2 {
 		copyFlushing(w, resp.Body)
