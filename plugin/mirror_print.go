@@ -113,7 +113,6 @@ func mirrorLine(c action.MirrorCopy) string {
 	return fmt.Sprintf("Mirrored %s to %s (%s%s): %s", c.Package.Ref(), to, shortDigest(r.Image.Digest.String()), platforms, what)
 }
 
-
 // writeMirrorResult is the summary on stderr: only what was verified at
 // the destination counts as mirrored.
 func writeMirrorResult(w io.Writer, plan *action.MirrorPlan, res *action.MirrorResult) {
