@@ -13,16 +13,15 @@ import (
 )
 
 var mirrorExample = `  # Copy a configuration with every package it depends on to a private registry, and
-  # send Crossplane there (spec.package keeps the canonical references)
-  kubectl xpkg mirror xpkg.crossplane.io/org/configuration-platform:v1.4.0 \
-      --to registry.example.com/crossplane | kubectl apply -f -
+  # write the ImageConfigs that send Crossplane there (then: kubectl apply -f imageconfigs.yaml)
+  kubectl xpkg mirror xpkg.crossplane.io/crossplane-contrib/configuration-platform:v1.0.0 --to registry.example.com/crossplane > imageconfigs.yaml
 
-  # The closure only: which version of each package, its digest, and who constrains it
-  kubectl xpkg mirror xpkg.crossplane.io/org/configuration-platform:v1.4.0 --to registry.example.com/crossplane --dry-run
+  # The closure only: each package's version, digest, and who constrains it
+  kubectl xpkg mirror xpkg.crossplane.io/crossplane-contrib/configuration-platform:v1.0.0 --to registry.example.com/crossplane --dry-run
 
   # Across an air gap: into an OCI image layout, carried over, then into the registry inside
-  kubectl xpkg mirror xpkg.crossplane.io/org/configuration-platform:v1.4.0 --to-layout ./platform
-  kubectl xpkg mirror --from-layout ./platform --to registry.internal/crossplane --pull-secret mirror-creds
+  kubectl xpkg mirror xpkg.crossplane.io/crossplane-contrib/configuration-platform:v1.0.0 --to-layout ./platform
+  kubectl xpkg mirror --from-layout ./platform --to registry.example.com/crossplane --pull-secret mirror-creds
 
   # Everything a running cluster has installed, at the versions it runs
   kubectl xpkg mirror --from-cluster --to registry.example.com/crossplane`

@@ -39,6 +39,10 @@ import (
 // are installed first, with the stand-in package manager answering.
 const publicRegistry = "xpkg.crossplane.io"
 
+// mirrorRegistry, where mirror's examples copy to, is a second local
+// registry.
+const mirrorRegistry = "registry.example.com"
+
 // exampleFiles are the local files the examples name, as a sample
 // directory, image tarball or OCI layout of a sample (<name>/<tag>).
 var exampleFiles = []struct{ name, form, sample string }{
@@ -75,7 +79,7 @@ var (
 var exampleCluster = map[string][]examplePackage{
 	"diff": {nopOld}, "upgrade": {nopOld, networkOld, ptOld}, "rollback": {nopUpgraded},
 	"get": installedSet, "describe": installedSet, "tree": installedSet, "uninstall": installedSet, "versions": installedSet,
-	"outdated": {nopOld, networkNew}, "plan": {nopOld},
+	"outdated": {nopOld, networkNew}, "plan": {nopOld}, "mirror": installedSet,
 }
 
 // examplePackageNames are all the packages the examples install or name
@@ -147,7 +151,11 @@ var exampleOutputs = map[string]string{
 	"kubectl xpkg doctor":                                                                " Lock entries read\n",
 	"kubectl xpkg doctor -o json":                                                        `"findings": [`,
 	"kubectl xpkg doctor --crossplane-version v2.4.2":                                    "Crossplane v2.3.4 (deployment crossplane-system/crossplane) → v2.4.2\nDoctor: ",
-	"kubectl xpkg tree configuration-aws-network -o dot | dot -Tsvg > deps.svg":          "node {registry}/crossplane-contrib/provider-nop: {registry}/crossplane-contrib/provider-nop | v0.4.0",
+	"kubectl xpkg mirror xpkg.crossplane.io/crossplane-contrib/configuration-platform:v1.0.0 --to registry.example.com/crossplane > imageconfigs.yaml": "rewriteImage:",
+	"kubectl xpkg mirror xpkg.crossplane.io/crossplane-contrib/configuration-platform:v1.0.0 --to registry.example.com/crossplane --dry-run":           "{registry}/crossplane-contrib/configuration-platform:v1.0.0 >=v0.2.0",
+	"kubectl xpkg mirror --from-layout ./platform --to registry.example.com/crossplane --pull-secret mirror-creds":                                     "name: mirror-creds",
+	"kubectl xpkg mirror --from-cluster --to registry.example.com/crossplane":                                                                          "prefix: {mirror}/crossplane/crossplane-contrib/",
+	"kubectl xpkg tree configuration-aws-network -o dot | dot -Tsvg > deps.svg":                                                                        "node {registry}/crossplane-contrib/provider-nop: {registry}/crossplane-contrib/provider-nop | v0.4.0",
 }
 
 // sampleRef is a sample reference in an example line.
@@ -240,6 +248,7 @@ type exampleEnv struct {
 	*lifecycle
 	x      *clitest.Test
 	host   string
+	mirror string // the second registry's host
 	pushed map[string]bool
 }
 
@@ -259,7 +268,9 @@ func newExampleEnv(t *testing.T) *exampleEnv {
 	for _, r := range refs {
 		e.pushed[r] = true
 	}
-	e.x = clitest.New(t).WithEnv(l.env).Setenv(source.RegistryEnvVar, reg.Host)
+	dst := testenv.StartRegistry(t)
+	e.mirror = dst.Host
+	e.x = clitest.New(t).WithEnv(l.env).Setenv(source.RegistryEnvVar, reg.Host).WithLogin(dst.Host, dst.Username, dst.Password)
 	// Revisions are named after image digests, as Crossplane names them,
 	// so that outdated sees no drift where there is none.
 	creds := source.Options{Keychain: authn.NewMultiKeychain(staticKeychain{reg.Username, reg.Password})}
@@ -334,7 +345,7 @@ func (e *exampleEnv) run(t *testing.T, ex example) error {
 			return err
 		}
 	}
-	if want, ok := exampleOutputs[ex.line]; ok && !strings.Contains(out, strings.ReplaceAll(want, "{registry}", e.host)) {
+	if want, ok := exampleOutputs[ex.line]; ok && !strings.Contains(out, strings.NewReplacer("{registry}", e.host, "{mirror}", e.mirror).Replace(want)) {
 		return fmt.Errorf("output lacks %q:\n%s", want, out)
 	}
 	if ex.out == "" {
@@ -352,8 +363,8 @@ func (e *exampleEnv) run(t *testing.T, ex example) error {
 func (e *exampleEnv) localArgs(ex example) ([]string, error) {
 	var args []string
 	for _, a := range ex.args {
-		a = strings.ReplaceAll(a, publicRegistry, e.host)
-		if first, _, ok := strings.Cut(a, "/"); ok && strings.ContainsAny(first, ".:") && first != e.host && !strings.HasPrefix(a, ".") {
+		a = strings.ReplaceAll(strings.ReplaceAll(a, publicRegistry, e.host), mirrorRegistry, e.mirror)
+		if first, _, ok := strings.Cut(a, "/"); ok && strings.ContainsAny(first, ".:") && first != e.host && first != e.mirror && !strings.HasPrefix(a, ".") {
 			return nil, fmt.Errorf("%s would reach the network: map it onto the local registry", first)
 		}
 		args = append(args, a)
@@ -409,6 +420,9 @@ func (e *exampleEnv) ensure(t *testing.T, verb string) {
 	}
 	if verb == "plan" {
 		e.planManifests(t)
+	}
+	if verb == "mirror" {
+		e.pushPlatform(t)
 	}
 	// What went must be collected before any install, lest its collection
 	// hit a successor: one the package manager installs as a dependency too.
@@ -483,6 +497,28 @@ func (e *exampleEnv) uninstallAll(t *testing.T) {
 	if len(args) > 3 {
 		e.x.Run(args...).Succeeds(t)
 	}
+}
+
+// pushPlatform pushes the configuration mirror's examples name:
+// configuration-platform v1.0.0 needs provider-nop >=v0.2.0 and
+// function-patch-and-transform >=v0.9.0, samples both.
+func (e *exampleEnv) pushPlatform(t *testing.T) {
+	t.Helper()
+	ref := e.host + "/crossplane-contrib/configuration-platform:v1.0.0"
+	if e.pushed[ref] {
+		return
+	}
+	meta := fmt.Sprintf("apiVersion: meta.pkg.crossplane.io/v1\nkind: Configuration\nmetadata:\n  name: configuration-platform\nspec:\n  dependsOn:\n  - provider: %s\n    version: \">=v0.2.0\"\n  - function: %s\n    version: \">=v0.9.0\"\n",
+		e.repo(nopNew.sample), e.repo(ptOld.sample))
+	img, err := fixture.Image([]byte(meta))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := e.env.RequireRegistry(t)
+	if err := fixture.Push(ref, img, remote.WithAuth(&authn.Basic{Username: reg.Username, Password: reg.Password})); err != nil {
+		t.Fatal(err)
+	}
+	e.pushed[ref] = true
 }
 
 // planManifests writes the manifests plan's examples name: packages/

@@ -8,6 +8,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/ocicopy"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
 // Mirror copies packages with their whole dependency closure to another
@@ -88,7 +89,7 @@ func (m *Mirror) resolve(ctx context.Context, args []string) ([]*MirrorPackage, 
 	r := newMirrorResolver(ctx, reg, m.cfg.Limits)
 	var roots []MirrorPackage
 	if m.FromCluster {
-		roots, err = m.lockRoots(ctx)
+		roots, err = m.lockRoots(ctx, r)
 	} else {
 		roots, err = m.argRoots(args, r)
 	}
@@ -134,8 +135,8 @@ func (m *Mirror) argRoots(args []string, r *mirrorResolver) ([]MirrorPackage, er
 }
 
 // lockRoots are the packages the cluster's Lock holds, at the versions
-// that run.
-func (m *Mirror) lockRoots(ctx context.Context) ([]MirrorPackage, error) {
+// that run; their dependencies are the Lock's, not read again.
+func (m *Mirror) lockRoots(ctx context.Context, r *mirrorResolver) ([]MirrorPackage, error) {
 	c, err := m.cfg.Cluster()
 	if err != nil {
 		return nil, err
@@ -149,7 +150,16 @@ func (m *Mirror) lockRoots(ctx context.Context) ([]MirrorPackage, error) {
 	}
 	roots := make([]MirrorPackage, 0, len(lock))
 	for _, lp := range lock {
-		roots = append(roots, MirrorPackage{Package: reference.Repository(lp.Source), Version: lp.Version})
+		root := MirrorPackage{Package: reference.Repository(lp.Source), Version: lp.Version}
+		kd := knownDeps{kind: lp.Kind}
+		if kd.kind == "" {
+			kd.kind = lp.Type
+		}
+		for _, d := range lp.Dependencies {
+			kd.deps = append(kd.deps, xpkg.Dependency{Package: d.Package, Version: d.Constraints})
+		}
+		r.known[root.Ref()] = kd
+		roots = append(roots, root)
 	}
 	return roots, nil
 }

@@ -67,6 +67,14 @@ type mirrorResolver struct {
 	ctx     context.Context
 	cl      *closure
 	digests map[string]digestRead // by reference
+	// known are packages whose dependencies are known without reading
+	// them (the Lock records them), by reference.
+	known map[string]knownDeps
+}
+
+type knownDeps struct {
+	kind string
+	deps []xpkg.Dependency
 }
 
 type digestRead struct {
@@ -75,7 +83,7 @@ type digestRead struct {
 }
 
 func newMirrorResolver(ctx context.Context, reg *Registry, limits xpkg.Limits) *mirrorResolver {
-	return &mirrorResolver{ctx: ctx, cl: newClosure(ctx, reg, nil, limits), digests: map[string]digestRead{}}
+	return &mirrorResolver{ctx: ctx, cl: newClosure(ctx, reg, nil, limits), digests: map[string]digestRead{}, known: map[string]knownDeps{}}
 }
 
 // walked is one round's closure: each repository met, in breadth-first
@@ -136,12 +144,12 @@ func (m *mirrorResolver) walk(roots []MirrorPackage, fixed, choice map[string]st
 		repo := queue[0]
 		queue = queue[1:]
 		ref := versionRef(repo, w.version[repo])
-		meta, err := m.meta(ref)
+		kd, err := m.dependencies(ref)
 		if err != nil {
 			return nil, err
 		}
-		w.kind[repo] = meta.Kind
-		for _, d := range meta.DependsOn {
+		w.kind[repo] = kd.kind
+		for _, d := range kd.deps {
 			dep := reference.Repository(d.Package)
 			w.holds[dep] = append(w.holds[dep], versions.Hold{By: ref, Constraint: d.Version})
 			if _, seen := w.version[dep]; seen {
@@ -303,6 +311,19 @@ func (m *mirrorResolver) packages(w *walked, fixed map[string]string) ([]*Mirror
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// dependencies are ref's kind and dependencies: as known, or from its
+// meta object.
+func (m *mirrorResolver) dependencies(ref string) (knownDeps, error) {
+	if kd, ok := m.known[ref]; ok {
+		return kd, nil
+	}
+	meta, err := m.meta(ref)
+	if err != nil {
+		return knownDeps{}, err
+	}
+	return knownDeps{kind: meta.Kind, deps: meta.DependsOn}, nil
 }
 
 // meta reads the meta object of ref (at its digest, so that what is

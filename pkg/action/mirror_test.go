@@ -235,3 +235,34 @@ func TestMirrorImageConfigs(t *testing.T) {
 		t.Errorf("colliding repositories: %v", err)
 	}
 }
+
+// TestMirrorFromCluster: the Lock's packages at the versions they run,
+// each constrained as the Lock records, none of their meta objects read.
+func TestMirrorFromCluster(t *testing.T) {
+	m := newMirrorRegistry(t)
+	m.push("Provider", "org/provider-s3", "v1.0.0")
+	m.push("Provider", "org/provider-s3", "v1.1.0")
+	m.push("Configuration", "org/platform", "v1.0.0", "provider org/provider-s3 >=v1.0.0")
+	c := fakeCluster(t, lock(
+		map[string]any{"name": "platform-abc", "type": "Configuration", "source": m.repo("org/platform"), "version": "v1.0.0",
+			"dependencies": []any{map[string]any{"package": m.repo("org/provider-s3"), "constraints": ">=v1.0.0", "type": "Provider"}}},
+		map[string]any{"name": "s3-def", "type": "Provider", "source": m.repo("org/provider-s3"), "version": "v1.0.0"},
+	))
+	m.reg.Reset()
+	mr := NewMirror(&Config{cluster: c, NoImageConfig: true, Limits: xpkg.DefaultLimits})
+	mr.To, mr.FromCluster = "mirror.example.com/xp", true
+	plan, err := mr.Plan(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := versionsOf(plan); fmt.Sprint(got) != fmt.Sprint(map[string]string{"org/platform": "v1.0.0", "org/provider-s3": "v1.0.0"}) {
+		t.Errorf("from the cluster: %v (the Lock runs provider-s3 v1.0.0, not the newest)", got)
+	}
+	s3 := plan.Packages[1]
+	if !s3.Root || s3.Kind != "Provider" || len(s3.ConstrainedBy) != 1 || s3.ConstrainedBy[0].Constraint != ">=v1.0.0" {
+		t.Errorf("provider-s3: %+v", s3)
+	}
+	if n := m.reg.Count("GET", "/blobs/"); n != 0 {
+		t.Errorf("%d blobs read: the Lock records the dependencies", n)
+	}
+}

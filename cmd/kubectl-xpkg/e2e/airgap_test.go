@@ -148,6 +148,14 @@ func TestMirrorAirGapped(t *testing.T) {
 	sameDigests(t, reg, dst, "layout")
 
 	installThroughMirror(t, env, x, dst, printed)
+	// A mirror of the running cluster: its Lock, at what runs, read through
+	// its ImageConfigs (now the mirror's).
+	r = x.Run("mirror", "--from-cluster", "--to", dst.Host+"/again", "--dry-run", "-o", "name").Succeeds(t)
+	for repo, v := range airClosure {
+		contains(t, "mirror --from-cluster", r.Stdout, airCanon+repo+":"+v+"\n")
+	}
+	x.Run("mirror", "--from-cluster", "--to", dst.Host+"/again").Succeeds(t)
+	sameDigests(t, reg, dst, "again")
 }
 
 // sameDigests: every package of the closure is at the destination under
@@ -203,4 +211,5 @@ func installThroughMirror(t *testing.T, env *testenv.Env, x *clitest.Test, dst *
 	}
 	r = x.Run("describe", "provider/e2e-air-provider-air-s3").Succeeds(t)
 	contains(t, "describe the mirrored provider", r.Stdout, "Resolved package:   "+dst.Host+"/mirror/e2e/air/provider-air-s3:v1.1.0")
+
 }
