@@ -134,6 +134,11 @@ func (o *MirrorOptions) Validate() error {
 	case o.Jobs < 1:
 		return usage(fmt.Sprintf("--jobs %d: want 1 or more", o.Jobs))
 	}
+	if o.To != "" {
+		if err := action.CheckMirrorPrefix(o.To); err != nil {
+			return &exit.UsageError{Err: err, Hint: mirrorHint}
+		}
+	}
 	if o.DryRun {
 		return printers.CheckFormat(o.Output, printers.FormatWide, printers.FormatJSON, printers.FormatYAML, printers.FormatName)
 	}

@@ -96,6 +96,12 @@ func (m *Mirror) resolve(ctx context.Context, args []string) ([]*MirrorPackage, 
 	if err != nil {
 		return nil, err
 	}
+	for _, root := range roots {
+		// Say, once per repository, when an ImageConfig reads it elsewhere.
+		if _, _, err := reg.Read(ctx, root.Package, nil); err != nil {
+			return nil, err
+		}
+	}
 	return r.resolve(roots)
 }
 

@@ -13,6 +13,23 @@ import (
 // ImageConfigAPIVersion is the API of Crossplane's ImageConfigs.
 const ImageConfigAPIVersion = "pkg.crossplane.io/v1beta1"
 
+// CheckMirrorPrefix accepts a destination prefix: a registry host and,
+// optionally, a path, with no tag or digest.
+func CheckMirrorPrefix(prefix string) error {
+	p := strings.TrimSuffix(prefix, "/")
+	host, path, _ := strings.Cut(p, "/")
+	var err error
+	if path == "" {
+		_, err = name.NewRegistry(host, name.StrictValidation)
+	} else {
+		_, err = name.NewRepository(p, name.StrictValidation)
+	}
+	if err != nil || !strings.ContainsAny(host, ".:") && host != "localhost" {
+		return fmt.Errorf("--to %q: want a registry host and an optional path, such as registry.example.com/crossplane (no tag, no digest)", prefix)
+	}
+	return nil
+}
+
 // mirrorPath is where repo goes under a destination prefix: the
 // repository's path without its registry host, so that one rewrite of
 // the host's prefix reaches every package under it.

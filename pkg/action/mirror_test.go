@@ -266,3 +266,14 @@ func TestMirrorFromCluster(t *testing.T) {
 		t.Errorf("%d blobs read: the Lock records the dependencies", n)
 	}
 }
+
+func TestCheckMirrorPrefix(t *testing.T) {
+	for prefix, ok := range map[string]bool{
+		"registry.example.com/crossplane": true, "registry.example.com": true, "localhost:5000/x/": true, "127.0.0.1:5000/m": true,
+		"crossplane": false, "registry.example.com/crossplane:v1": false, "registry.example.com/x@sha256:abc": false, "": false, "Registry.example.com/UP": false,
+	} {
+		if err := CheckMirrorPrefix(prefix); (err == nil) != ok {
+			t.Errorf("%q: %v", prefix, err)
+		}
+	}
+}
