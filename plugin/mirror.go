@@ -162,7 +162,7 @@ func (o *MirrorOptions) Run(ctx context.Context) error {
 		return printMirrorPlan(o.root.IOStreams.Out, o.Output, plan)
 	}
 	errOut := o.root.IOStreams.ErrOut
-	fmt.Fprintf(errOut, "Mirroring %d package(s) to %s\n", len(plan.Packages), plan.To)
+	fmt.Fprintf(errOut, "Mirroring %d package(s) to %s\n", len(plan.Packages), mirrorTarget(plan))
 	bar := startMirrorProgress(o.root.events().Bar, len(plan.Packages))
 	m.OnProgress = bar.add
 	m.OnCopied = func(c action.MirrorCopy) { bar.line(errOut, mirrorLine(c)) }

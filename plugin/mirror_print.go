@@ -121,10 +121,18 @@ func writeMirrorResult(w io.Writer, plan *action.MirrorPlan, res *action.MirrorR
 	}
 	blobs, present, bytes, skipped := res.Sent()
 	fmt.Fprintf(w, "Mirrored %d of %d package(s) to %s, each verified there by digest: %d copied (%d blob(s), %s sent; %d blob(s) already there), %d already there\n",
-		len(res.Copied), len(plan.Packages), plan.To, len(res.Copied)-skipped, blobs, size(bytes), present, skipped)
+		len(res.Copied), len(plan.Packages), mirrorTarget(plan), len(res.Copied)-skipped, blobs, size(bytes), present, skipped)
 	for _, f := range res.Failed {
 		fmt.Fprintf(w, "Not mirrored: %s: %s\n", f.Package.Ref(), exit.Message(f.Err))
 	}
+}
+
+// mirrorTarget is where the plan copies to, for people.
+func mirrorTarget(plan *action.MirrorPlan) string {
+	if dir, ok := strings.CutPrefix(plan.To, action.LayoutScheme); ok {
+		return "the OCI layout " + dir
+	}
+	return plan.To
 }
 
 // mirrorProgress shows, on a terminal only, the bytes sent so far; the

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -33,7 +35,7 @@ func (j *journey) e2e(name, tag string) string {
 func (j *journey) cluster() {
 	if !j.install() {
 		installed, _ := j.c.get(cfg)
-		for _, t := range []string{"get", "describe", "tree", "uninstall a dependency", "versions", "upgrade --dry-run", "upgrade --wait", "rollback --wait", "outdated", "upgrade --all --dry-run", "doctor"} {
+		for _, t := range []string{"get", "describe", "tree", "uninstall a dependency", "versions", "upgrade --dry-run", "plan -f", "upgrade --wait", "rollback --wait", "outdated", "upgrade --all --dry-run", "doctor"} {
 			j.s.skip(t, "the configuration was not installed")
 		}
 		if installed == nil {
@@ -48,6 +50,7 @@ func (j *journey) cluster() {
 		j.refuse()
 		j.versions()
 		j.upgradeDryRun()
+		j.planFiles()
 		j.upgrade()
 		j.rollback()
 		j.outdated()
@@ -176,6 +179,32 @@ func (j *journey) upgradeDryRun() {
 			v.says("stdout", r.stdout, "plans v0.23.0 to v0.24.0: nothing blocks",
 				"Plan: upgrade "+cfg+" from "+j.e2e("configuration-aws-network", "v0.23.0")+" to "+j.e2e("configuration-aws-network", "v0.24.0"),
 				"0 blocking")
+			v.cluster(j.c.runs(cfg, j.e2e("configuration-aws-network", "v0.23.0")), "still at v0.23.0 and Healthy")
+		})
+}
+
+func (j *journey) planFiles() {
+	dir := filepath.Join(j.work, "packages")
+	j.s.step("plan -f",
+		"The same move as a GitOps pull request would make it: plan -f reads the manifests (here one Configuration at v0.24.0) "+
+			"and plans them against the cluster as a set, changing nothing.",
+		func(v *verdict) {
+			m := "apiVersion: pkg.crossplane.io/v1\nkind: Configuration\nmetadata:\n  name: " + cfgName + "\nspec:\n  package: " +
+				j.e2e("configuration-aws-network", "v0.24.0") + "\n"
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				v.fail("%v", err)
+				return
+			}
+			if err := os.WriteFile(filepath.Join(dir, "configuration.yaml"), []byte(m), 0o644); err != nil {
+				v.fail("%v", err)
+				return
+			}
+			r := j.s.xpkg(quick, "plan", "-f", dir)
+			if !v.exit(r, 0, "nothing blocks") {
+				return
+			}
+			v.says("stdout", r.stdout, "one upgrade planned, nothing blocking",
+				"Plan: upgrade "+cfg+" from "+j.e2e("configuration-aws-network", "v0.23.0")+" to "+j.e2e("configuration-aws-network", "v0.24.0"), "0 blocking")
 			v.cluster(j.c.runs(cfg, j.e2e("configuration-aws-network", "v0.23.0")), "still at v0.23.0 and Healthy")
 		})
 }

@@ -40,6 +40,7 @@ func runJourney(s *session, l *lab, dir string) error {
 	j.extractDir()
 	j.diffRegistry()
 	j.diffStat()
+	j.mirror()
 	j.cluster()
 	return nil
 }
@@ -154,5 +155,27 @@ func (j *journey) diffStat() {
 			if n := strings.Count(r.stdout, "CustomResourceDefinition "); n != 3 {
 				v.fail("%d objects listed, want only the 3 with breaking changes", n)
 			}
+		})
+}
+
+func (j *journey) mirror() {
+	layout := filepath.Join(j.work, "air")
+	j.s.step("mirror (across an air gap)",
+		"configuration-aws-network v0.23.0 with everything it depends on, for a cluster that cannot reach this registry: "+
+			"resolved as Crossplane's resolver would, copied whole into an OCI layout, then from the layout into a registry "+
+			"(here a second path of the same one), with the ImageConfig that sends Crossplane there.",
+		func(v *verdict) {
+			r := j.s.xpkg(quick, "mirror", j.e2e("configuration-aws-network", "v0.23.0"), "--to-layout", layout)
+			if !v.exit(r, 0, "copied into the layout") {
+				return
+			}
+			v.says("stderr", r.stderr, "the configuration, its provider and its function, each checked", "Mirrored 3 of 3 package(s) to the OCI layout ")
+			r = j.s.xpkg(quick, "mirror", "--from-layout", layout, "--to", j.host+"/mirror")
+			if !v.exit(r, 0, "copied into the registry") {
+				return
+			}
+			v.says("stderr", r.stderr, "the three packages, each verified there by digest", "Mirrored 3 of 3 package(s) to "+j.host+"/mirror, each verified there by digest")
+			v.says("stdout", r.stdout, "the ImageConfig rewriting the canonical references to the copies",
+				"kind: ImageConfig", "prefix: "+j.host+"/e2e/crossplane-contrib/", "prefix: "+j.host+"/mirror/e2e/crossplane-contrib/")
 		})
 }

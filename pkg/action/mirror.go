@@ -49,9 +49,12 @@ func NewMirror(cfg *Config) *Mirror {
 	return &Mirror{cfg: cfg, Jobs: 4, Destination: cfg.Source}
 }
 
+// LayoutScheme starts MirrorPlan.To when the copies go to an OCI layout.
+const LayoutScheme = "oci-layout:"
+
 // MirrorPlan is the closure a mirror copies.
 type MirrorPlan struct {
-	// To is the destination: a registry prefix, or layout:DIR.
+	// To is the destination: a registry prefix, or oci-layout:DIR.
 	To       string           `json:"to"`
 	Packages []*MirrorPackage `json:"packages"`
 }
@@ -73,7 +76,7 @@ func (m *Mirror) Plan(ctx context.Context, roots []string) (*MirrorPlan, error) 
 	}
 	plan := &MirrorPlan{To: m.To, Packages: pkgs}
 	if m.ToLayout != "" {
-		plan.To = "layout:" + m.ToLayout
+		plan.To = LayoutScheme + m.ToLayout
 		return plan, nil
 	}
 	return plan, assignDestinations(pkgs, m.To)
