@@ -75,6 +75,16 @@ type Result struct {
 	BytesSent int64
 }
 
+// count adds a blob: sent (of size bytes), or found at the destination.
+func (r *Result) count(sent bool, size int64) {
+	if sent {
+		r.BlobsSent++
+		r.BytesSent += size
+	} else {
+		r.BlobsPresent++
+	}
+}
+
 // Copier copies images within its Limits. Its zero value works; it may be
 // used for several copies at once.
 type Copier struct {

@@ -129,12 +129,7 @@ func (c *Copier) sendBlobs(ctx context.Context, r reader, p *remote.Pusher, repo
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if l.opened() {
-				res.BlobsSent++
-				res.BytesSent += d.Size
-			} else {
-				res.BlobsPresent++
-			}
+			res.count(l.opened(), d.Size)
 			return nil
 		})
 	}

@@ -97,12 +97,7 @@ func (c *Copier) writeBlobs(ctx context.Context, r reader, l *Layout, blobs []v1
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if sent {
-				res.BlobsSent++
-				res.BytesSent += d.Size
-			} else {
-				res.BlobsPresent++
-			}
+			res.count(sent, d.Size)
 			return nil
 		})
 	}
