@@ -306,3 +306,38 @@ func hostileLayout(t *testing.T, body func(digest string) []byte) string {
 	must(os.WriteFile(filepath.Join(dir, "index.json"), []byte(index), 0o644))
 	return dir
 }
+
+// TestMirrorSourceDisappears: the source loses a blob between the
+// resolution and the copy (a 404), then goes away altogether: a clear
+// line, exit 1, nothing reported mirrored that is not; back again, a run
+// again finishes.
+func TestMirrorSourceDisappears(t *testing.T) {
+	s := newMirrorSetup(t)
+	src, err := faultproxy.Start(s.src.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	x := s.x.WithLogin(src.Host, s.src.Username, s.src.Password)
+	root := strings.Replace(s.deps[1], s.src.Host, src.Host, 1)
+	layer := "GET /v2/cli/provider-aws/blobs/" + s.layer(t, s.deps[1])
+	src.Add(faultproxy.Fault{Match: layer, Skip: 1, Status: 404})
+	r := x.Run("mirror", root, "--to", s.to()).Fails(t, 1)
+	if r.Stdout != "" || !strings.Contains(r.Stderr, "Not mirrored: "+root) || !strings.Contains(r.Stderr, "error: 1 of 1 package(s) not mirrored") {
+		t.Errorf("a blob gone from the source:\n%s%s", r.Stdout, r.Stderr)
+	}
+	if got := s.mirrored(t, s.deps[1]); got != "" {
+		t.Errorf("the destination has %s, whose blob was never read", got)
+	}
+	src.Clear()
+	src.Add(faultproxy.Fault{Match: "/v2/", Status: 503})
+	r = x.Run("mirror", root, "--to", s.to(), "--retries=1", "--retry-timeout=5s").Fails(t, 1)
+	if r.Stdout != "" || strings.Contains(r.Stderr, "Mirrored "+root) {
+		t.Errorf("the source gone:\n%s%s", r.Stdout, r.Stderr)
+	}
+	src.Clear()
+	r = x.Run("mirror", root, "--to", s.to()).Succeeds(t)
+	if !strings.Contains(r.Stderr, "Mirrored 1 of 1 package(s)") || s.mirrored(t, s.deps[1]) != s.source(t, s.deps[1]) {
+		t.Errorf("back again:\n%s", r.Stderr)
+	}
+}
