@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/crossplane"
@@ -211,5 +212,22 @@ func installThroughMirror(t *testing.T, env *testenv.Env, x *clitest.Test, dst *
 	}
 	r = x.Run("describe", "provider/e2e-air-provider-air-s3").Succeeds(t)
 	contains(t, "describe the mirrored provider", r.Stdout, "Resolved package:   "+dst.Host+"/mirror/e2e/air/provider-air-s3:v1.1.0")
+	// The provider's runtime runs its package image: from the mirror.
+	deps, err := dyn.Resource(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}).Namespace(crossplane.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var images []string
+	for _, d := range deps.Items {
+		if strings.HasPrefix(d.GetName(), "e2e-air-provider-air-s3") {
+			cs, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+			for _, c := range cs {
+				images = append(images, c.(map[string]any)["image"].(string))
+			}
+		}
+	}
+	if len(images) == 0 || !strings.HasPrefix(images[0], dst.Host+"/mirror/e2e/air/provider-air-s3") {
+		t.Errorf("the provider's runtime runs %v, not the mirror's copy", images)
+	}
 
 }
