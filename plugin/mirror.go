@@ -96,7 +96,7 @@ config, per registry, for both ends.`,
 	f.IntVar(&o.Jobs, "jobs", 4, "Packages copied at once.")
 	f.StringVarP(&o.Output, "output", "o", "", "With --dry-run: wide, json, yaml or name; otherwise the ImageConfigs as yaml (default) or json.")
 	completeOutput(cmd, "wide", "json", "yaml", "name")
-	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "With --from-cluster: Crossplane's namespace (the packages' pull secrets).")
+	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Reading through a cluster (--from-cluster, --context): Crossplane's namespace, where its ImageConfigs' pull secrets are.")
 	o.Source.AddRegistryFlags(f)
 	o.Cluster.AddFlags(f)
 	return cmd
