@@ -24,10 +24,15 @@
 //   - plan: API requests by kind, registry requests by repository and
 //     reference, time and peak RSS of `kubectl-xpkg plan -f` on 50 and
 //     200 package manifests (unchanged, spec edits, upgrades) against as
-//     many providers, a local API server and registry.
+//     many providers, a local API server and registry;
+//   - mirror: time and peak RSS of `kubectl-xpkg mirror` copying a
+//     closure of 4 two-platform packages (22 MiB, then 440 MiB)
+//     between two local registries, against `crane copy` copying the same
+//     4 images one by one, and a second run that finds them all there.
 //
 // Every command runs as a separate process through a small measuring child
-// (hack/bench/internal/measure) that reports its wall time and peak RSS.
+// (hack/bench/internal/measure) that reports its wall time, peak RSS and
+// CPU time.
 //
 //	go run ./hack/bench -bin bin/kubectl-xpkg [-runs 7 | -quick] [-k8s-bin DIR]
 //	go run ./hack/bench -bin bin/kubectl-xpkg -only startup,describe   (stdout only)
@@ -91,6 +96,7 @@ var sections = []section{
 	{"upgradeall", "upgrade --all at cluster scale", runUpgradeAll},
 	{"doctor", "Doctor at cluster scale", runDoctor},
 	{"plan", "plan -f on 50 and 200 package manifests", runPlanFiles},
+	{"mirror", "mirror of a package closure against crane copy", runMirror},
 }
 
 func main() {
@@ -117,7 +123,7 @@ func parseFlags() (*config, error) {
 	flag.StringVar(&cfg.out, "out", "BENCHMARKS.md", "report to write, relative to the module root (\"\" for none)")
 	flag.IntVar(&cfg.runs, "runs", 7, fmt.Sprintf("runs of each command; the median is reported (startup: %d times as many)", startupRuns))
 	quick := flag.Bool("quick", false, "3 runs of each command instead of -runs")
-	only := flag.String("only", "", "comma-separated benchmarks to run (startup, extract, diff, describe, outdated, plans, upgradeall, doctor, plan); the report is then printed, not written")
+	only := flag.String("only", "", "comma-separated benchmarks to run (startup, extract, diff, describe, outdated, plans, upgradeall, doctor, plan, mirror); the report is then printed, not written")
 	planSizes := flag.String("plan-sizes", "100,500,2000", "plans: the provider sizes, in CRDs, comma-separated")
 	flag.IntVar(&cfg.planRuns, "plan-runs", 3, "plans: runs of each command from 1,000 CRDs (at most -runs), where a slow plan takes minutes")
 	flag.DurationVar(&cfg.planTimeout, "plan-timeout", 30*time.Minute, "plans: the longest one command (a plan, install --wait) may take")

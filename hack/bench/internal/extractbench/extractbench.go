@@ -94,11 +94,9 @@ func Floor(ref, impl string) error {
 // the table to w. floorBin runs the floor; "" is this binary. tmp holds
 // the crane binary it builds.
 func Run(bin, floorBin, tmp string, runs int, w io.Writer) error {
-	crane := filepath.Join(tmp, "crane")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", crane, "github.com/google/go-containerregistry/cmd/crane")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build crane: %v: %s", err, out)
+	crane, err := BuildCrane(tmp)
+	if err != nil {
+		return err
 	}
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
@@ -140,6 +138,19 @@ func Run(bin, floorBin, tmp string, runs int, w io.Writer) error {
 			ext.MiB(), help.MiB(), ext.MiB()-help.MiB())
 	}
 	return nil
+}
+
+// BuildCrane builds go-containerregistry's CLI from this module's
+// go-containerregistry (stripped, -trimpath, as make build builds the
+// plugin) into dir and returns its path.
+func BuildCrane(dir string) (string, error) {
+	crane := filepath.Join(dir, "crane")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", crane, "github.com/google/go-containerregistry/cmd/crane")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build crane: %v: %s", err, out)
+	}
+	return crane, nil
 }
 
 func push(host, label string, stream []byte) (ref, blob string, err error) {

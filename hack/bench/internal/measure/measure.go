@@ -46,6 +46,9 @@ type Result struct {
 	Wall  time.Duration
 	RSS   int64 // KiB
 	Floor int64 // KiB: the measuring child's own peak; RSS cannot read lower
+	// CPU is the median CPU time (user and system) of the command and
+	// the processes it waited for.
+	CPU time.Duration
 }
 
 // AtFloor says whether the peak RSS is the measuring child's rather than
@@ -66,8 +69,9 @@ func ServeChild() {
 	}
 }
 
-// Child runs a command and prints its wall time (ns), its peak RSS (KiB)
-// and the child's own peak RSS before starting it (KiB) on stdout. args are the exit statuses that count as success besides 0, comma
+// Child runs a command and prints its wall time (ns), its peak RSS (KiB),
+// the child's own peak RSS before starting it (KiB) and the command's
+// CPU time, user and system (ns), on stdout. args are the exit statuses that count as success besides 0, comma
 // separated ("" for none), then the command and its arguments. The
 // command's stdout goes to /dev/null, its stderr to ours.
 func Child(args []string) error {
@@ -98,7 +102,8 @@ func Child(args []string) error {
 		return err
 	}
 	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	fmt.Printf("%d %d %d\n", wall.Nanoseconds(), ru.Maxrss, floor)
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	fmt.Printf("%d %d %d %d\n", wall.Nanoseconds(), ru.Maxrss, floor, cpu.Nanoseconds())
 	return nil
 }
 
@@ -136,34 +141,39 @@ type Command struct {
 
 // Interleave runs each command runs times, taking turns (run 1 of every
 // command, then run 2...) so that a change in the machine's load touches
-// all of them alike, and returns each one's median wall time and largest
-// peak RSS.
+// all of them alike, and returns each one's median wall time, median CPU
+// time and largest peak RSS.
 func Interleave(runs int, cmds ...Command) ([]Result, error) {
-	walls := make([][]time.Duration, len(cmds))
+	walls, cpus := make([][]time.Duration, len(cmds)), make([][]time.Duration, len(cmds))
 	out := make([]Result, len(cmds))
 	for range runs {
 		for i, c := range cmds {
-			wall, rss, floor, err := once(c)
+			r, err := once(c)
 			if err != nil {
 				return nil, err
 			}
-			walls[i] = append(walls[i], wall)
-			out[i].RSS, out[i].Floor = max(out[i].RSS, rss), max(out[i].Floor, floor)
+			walls[i], cpus[i] = append(walls[i], r.Wall), append(cpus[i], r.CPU)
+			out[i].RSS, out[i].Floor = max(out[i].RSS, r.RSS), max(out[i].Floor, r.Floor)
 		}
 	}
 	for i := range cmds {
-		slices.Sort(walls[i])
-		out[i].Wall = walls[i][len(walls[i])/2]
+		out[i].Wall, out[i].CPU = median(walls[i]), median(cpus[i])
 	}
 	return out, nil
 }
 
+func median(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
 // once runs a command through the measuring child.
-func once(c Command) (wall time.Duration, rss, floor int64, err error) {
+func once(c Command) (Result, error) {
 	child, args := lightChild, []string{}
 	if child == "" {
+		var err error
 		if child, err = os.Executable(); err != nil {
-			return 0, 0, 0, err
+			return Result{}, err
 		}
 		args = []string{ChildArg}
 	}
@@ -173,13 +183,15 @@ func once(c Command) (wall time.Duration, rss, floor int64, err error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return 0, 0, 0, fmt.Errorf("%s %v: %v: %s", c.Bin, c.Args, err, stderr.String())
+		return Result{}, fmt.Errorf("%s %v: %v: %s", c.Bin, c.Args, err, stderr.String())
 	}
-	var ns int64
-	if _, err := fmt.Sscan(stdout.String(), &ns, &rss, &floor); err != nil {
-		return 0, 0, 0, fmt.Errorf("%s %v: measuring child said %q: %v", c.Bin, c.Args, stdout.String(), err)
+	var r Result
+	var ns, cpu int64
+	if _, err := fmt.Sscan(stdout.String(), &ns, &r.RSS, &r.Floor, &cpu); err != nil {
+		return Result{}, fmt.Errorf("%s %v: measuring child said %q: %v", c.Bin, c.Args, stdout.String(), err)
 	}
-	return time.Duration(ns), rss, floor, nil
+	r.Wall, r.CPU = time.Duration(ns), time.Duration(cpu)
+	return r, nil
 }
 
 func formatStatuses(ok []int) string {
