@@ -251,3 +251,42 @@ func corrupt(t *testing.T, dir string, d v1.Hash) {
 		t.Fatal(err)
 	}
 }
+
+// TestCorruptRegistryBlob: a registry that serves other bytes for a
+// blob, of the same length or more, fails the copy naming the blob, and
+// the destination commits none of it.
+func TestCorruptRegistryBlob(t *testing.T) {
+	for name, mangle := range map[string]func([]byte) []byte{
+		"one byte flipped": func(b []byte) []byte { b = append([]byte(nil), b...); b[len(b)/2] ^= 0xff; return b },
+		"longer":           func(b []byte) []byte { return append(append([]byte(nil), b...), "trailing"...) },
+		"shorter":          func(b []byte) []byte { return b[:len(b)-1] },
+	} {
+		t.Run(name, func(t *testing.T) {
+			src := newServer(t)
+			idx := multiPlatform(t)
+			from := src.push(t, "src/provider:v1", idx)
+			d := baseLayer(t, idx)
+			body := mangle(blobBytes(t, idx, d))
+			src.setIntercept(func(w http.ResponseWriter, r *http.Request) bool {
+				if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/blobs/"+d.String()) {
+					return false
+				}
+				w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+				_, _ = w.Write(body)
+				return true
+			})
+			dst := newServer(t)
+			to := dst.ref(t, "mirror/provider:v1")
+			_, err := (&ocicopy.Copier{}).ToRegistry(background(), regSource(from), to, opts())
+			if err == nil || !strings.Contains(err.Error(), d.String()) {
+				t.Fatalf("a corrupt blob copied: %v", err)
+			}
+			if committed(dst)[d.String()] {
+				t.Errorf("the destination committed the corrupt blob %s", d)
+			}
+			if got := headDigest(t, to); got != "" {
+				t.Errorf("the destination has the tag: %s", got)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package ocicopy
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync"
 
@@ -65,18 +66,43 @@ type readCloser struct {
 // read (a stream that ends without error is the blob), and reported to
 // report (may be nil). p, when not nil, is what cancels the report.
 func openVerified(ctx context.Context, r reader, d v1.Descriptor, report func(int64)) (io.ReadCloser, *progress, error) {
-	rc, err := r.blob(ctx, d)
+	rc, checked, err := r.blob(ctx, d)
 	if err != nil {
 		return nil, nil, err
 	}
-	vr, err := source.VerifyingReader(rc, d.Digest, d.Size, "the blob "+d.Digest.String())
-	if err != nil {
-		rc.Close()
-		return nil, nil, err
+	var vr io.Reader = &sizedReader{r: rc, left: d.Size, d: d}
+	if !checked {
+		if vr, err = source.VerifyingReader(rc, d.Digest, d.Size, "the blob "+d.Digest.String()); err != nil {
+			rc.Close()
+			return nil, nil, err
+		}
 	}
 	if report == nil {
 		return readCloser{vr, rc}, nil, nil
 	}
 	p := &progress{report: report}
 	return readCloser{progressReader{vr, p}, rc}, p, nil
+}
+
+// sizedReader fails a stream, checked against its digest elsewhere, that
+// goes on past its descriptor's size or ends short of it.
+type sizedReader struct {
+	r    io.Reader
+	left int64
+	d    v1.Descriptor
+}
+
+func (s *sizedReader) Read(p []byte) (int, error) {
+	if int64(len(p)) > s.left+1 {
+		p = p[:s.left+1]
+	}
+	n, err := s.r.Read(p)
+	s.left -= int64(n)
+	switch {
+	case s.left < 0:
+		return n, fmt.Errorf("the blob %s is longer than the %d bytes its descriptor says", s.d.Digest, s.d.Size)
+	case err == io.EOF && s.left > 0:
+		return n, fmt.Errorf("the blob %s ended %d bytes short of the %d its descriptor says", s.d.Digest, s.left, s.d.Size)
+	}
+	return n, err
 }

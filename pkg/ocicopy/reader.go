@@ -24,8 +24,10 @@ type reader interface {
 	// manifest reads a manifest, no larger than the limit, and the media
 	// type the source declares for it ("" if none).
 	manifest(ctx context.Context, d v1.Descriptor) ([]byte, types.MediaType, error)
-	// blob opens a blob's stream.
-	blob(ctx context.Context, d v1.Descriptor) (io.ReadCloser, error)
+	// blob opens a blob's stream; checked tells that the stream is
+	// checked against the digest already (a registry's, as it is read),
+	// so that only its size is left to bound.
+	blob(ctx context.Context, d v1.Descriptor) (rc io.ReadCloser, checked bool, err error)
 }
 
 // registryReader reads a registry through the plugin's options, and the
@@ -82,12 +84,16 @@ func (r *registryReader) manifest(ctx context.Context, d v1.Descriptor) ([]byte,
 	return full.Manifest, full.MediaType, nil
 }
 
-func (r *registryReader) blob(ctx context.Context, d v1.Descriptor) (io.ReadCloser, error) {
+// blob is checked against its digest by go-containerregistry as it is
+// read (an error at its end when it does not match): hashing it again
+// would cost a third of a large copy's time.
+func (r *registryReader) blob(ctx context.Context, d v1.Descriptor) (io.ReadCloser, bool, error) {
 	l, err := r.puller.Layer(ctx, r.ref.Context().Digest(d.Digest.String()))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return l.Compressed()
+	rc, err := l.Compressed()
+	return rc, true, err
 }
 
 // layoutReader reads an OCI image layout's blobs, which nothing but the
@@ -145,16 +151,16 @@ func (r *layoutReader) manifest(_ context.Context, d v1.Descriptor) ([]byte, typ
 	return raw, "", nil
 }
 
-func (r *layoutReader) blob(ctx context.Context, d v1.Descriptor) (io.ReadCloser, error) {
+func (r *layoutReader) blob(ctx context.Context, d v1.Descriptor) (io.ReadCloser, bool, error) {
 	path, err := blobPath(r.dir, d.Digest)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return ctxReader{ctx: ctx, ReadCloser: f}, nil
+	return ctxReader{ctx: ctx, ReadCloser: f}, false, nil
 }
 
 // ctxReader ends a read of a file, which no request carries, when its

@@ -21,8 +21,8 @@ func (f fakeReader) manifest(_ context.Context, d v1.Descriptor) ([]byte, types.
 	return []byte(f[d.Digest]), "", nil
 }
 
-func (f fakeReader) blob(context.Context, v1.Descriptor) (io.ReadCloser, error) {
-	return nil, fmt.Errorf("no blobs")
+func (f fakeReader) blob(context.Context, v1.Descriptor) (io.ReadCloser, bool, error) {
+	return nil, false, fmt.Errorf("no blobs")
 }
 
 func label(s string) v1.Hash {
