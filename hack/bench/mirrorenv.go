@@ -4,18 +4,14 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,7 +21,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
@@ -36,94 +31,25 @@ import (
 // provider, which needs a family provider, each a two-platform index.
 
 // benchRegistry is a CNCF distribution registry (hack/build-registry.sh)
-// with htpasswd authentication. testenv starts one only with an API
-// server, or for a test; this starts one alone, configured as testenv's.
+// with htpasswd authentication, started alone by testenv.
 type benchRegistry struct {
 	host, user, password string
-	proc                 *testenv.Process
+	stopFn               func() error
 }
-
-const benchRegistryConfig = `version: 0.1
-log:
-  level: warn
-  accesslog:
-    disabled: true
-storage:
-  filesystem:
-    rootdirectory: %s
-http:
-  addr: %s
-  secret: %s
-auth:
-  htpasswd:
-    realm: kubectl-xpkg-bench
-    path: %s
-`
 
 // startBenchRegistry starts a registry whose data and log are in dir.
 func startBenchRegistry(ctx context.Context, dir string) (*benchRegistry, error) {
-	bin, err := testenv.DefaultRegistryBin()
+	reg, stop, err := testenv.StartRegistryIn(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	port, err := testenv.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	reg := &benchRegistry{host: "127.0.0.1:" + strconv.Itoa(port), user: "xpkg", password: randomHex(8)}
-	// bcrypt's minimum cost: the default makes every request cost ~0.2 s.
-	hash, err := bcrypt.GenerateFromPassword([]byte(reg.password), bcrypt.MinCost)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	htpasswd, cfgPath := filepath.Join(dir, "htpasswd"), filepath.Join(dir, "registry.yaml")
-	if err := os.WriteFile(htpasswd, fmt.Appendf(nil, "%s:%s\n", reg.user, hash), 0o600); err != nil {
-		return nil, err
-	}
-	cfg := fmt.Sprintf(benchRegistryConfig, filepath.Join(dir, "data"), reg.host, randomHex(8), htpasswd)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		return nil, err
-	}
-	reg.proc, err = testenv.StartProcess(testenv.Command{Name: "registry", Dir: dir, Bin: bin, Args: []string{"serve", cfgPath},
-		Env: append(os.Environ(), "OTEL_TRACES_EXPORTER=none")})
-	if err != nil {
-		return nil, err
-	}
-	httpc := &http.Client{Timeout: time.Second}
-	err = reg.proc.WaitReady(ctx, 30*time.Second, func(ctx context.Context) bool {
-		return unauthorized(ctx, httpc, "http://"+reg.host+"/v2/")
-	})
-	if err != nil {
-		_ = reg.proc.Stop()
-		return nil, err
-	}
-	return reg, nil
+	return &benchRegistry{host: reg.Host, user: reg.Username, password: reg.Password, stopFn: stop}, nil
 }
 
-// unauthorized: the registry is up and asks for credentials.
-func unauthorized(ctx context.Context, c *http.Client, url string) bool {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	resp, err := c.Do(req)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusUnauthorized
-}
-
-func (r *benchRegistry) stop() { _ = r.proc.Stop() }
+func (r *benchRegistry) stop() { _ = r.stopFn() }
 
 func (r *benchRegistry) auth() remote.Option {
 	return remote.WithAuth(&authn.Basic{Username: r.user, Password: r.password})
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // writeDockerAuths writes a docker config.json with the credentials of

@@ -122,16 +122,34 @@ func randomString(n int) string {
 // its DockerConfig) for t; it stops when t ends.
 func StartRegistry(t testing.TB) *Registry {
 	t.Helper()
-	bin, err := DefaultRegistryBin()
+	reg, stop, err := StartRegistryIn(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, reg, err := startRegistry(context.Background(), t.TempDir(), bin, false)
-	if p != nil {
-		t.Cleanup(func() { _ = stopPID(p.pid, bin) })
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { _ = stop() })
 	return reg
+}
+
+// StartRegistryIn starts a registry alone (no API server), its data,
+// credentials and log in dir; stop ends it.
+func StartRegistryIn(ctx context.Context, dir string) (reg *Registry, stop func() error, err error) {
+	bin, err := DefaultRegistryBin()
+	if err == nil {
+		err = os.MkdirAll(dir, 0o700)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	p, reg, err := startRegistry(ctx, dir, bin, false)
+	stop = func() error {
+		if p == nil {
+			return nil
+		}
+		return stopPID(p.pid, bin)
+	}
+	if err != nil {
+		_ = stop()
+		return nil, nil, err
+	}
+	return reg, stop, nil
 }
