@@ -277,3 +277,24 @@ func TestCheckMirrorPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestMirrorDependencyForms: the apiVersion/kind/package form of
+// Crossplane v2 is followed as the deprecated provider: form is.
+func TestMirrorDependencyForms(t *testing.T) {
+	m := newMirrorRegistry(t)
+	m.push("Function", "org/function-x", "v0.3.0")
+	m.push("Provider", "org/provider-s3", "v1.0.0")
+	meta := "apiVersion: meta.pkg.crossplane.io/v1\nkind: Configuration\nmetadata:\n  name: platform\nspec:\n  dependsOn:\n" +
+		"  - apiVersion: pkg.crossplane.io/v1\n    kind: Function\n    package: " + m.repo("org/function-x") + "\n    version: \">=v0.1.0\"\n" +
+		"  - configuration: " + m.repo("org/config-base") + "\n    version: \">=v1.0.0\"\n"
+	m.reg.PushStream(t, "org/platform:v1.0.0", meta)
+	m.push("Configuration", "org/config-base", "v1.0.0", "provider org/provider-s3 >=v1.0.0")
+	plan, err := m.plan("org/platform:v1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := versionsOf(plan)
+	if want := map[string]string{"org/platform": "v1.0.0", "org/function-x": "v0.3.0", "org/config-base": "v1.0.0", "org/provider-s3": "v1.0.0"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("closure: %v, want %v", got, want)
+	}
+}
