@@ -6,6 +6,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -205,6 +206,45 @@ func TestUninstallWithDependencies(t *testing.T) {
 		Deleted: func(p *installed.Package) { deleted = append(deleted, p.KindName()) }})
 	if err != nil || strings.Join(deleted, ",") != "configuration/configuration-stored,provider/provider-stored" {
 		t.Errorf("deleted %v, %v", deleted, err)
+	}
+}
+
+// TestUninstallNamedInDependencyOrder: a configuration and the provider
+// it needs, both named, go one after the other, the configuration first
+// and gone before the provider is deleted (else the resolver installs
+// the provider again), whatever order they are named in.
+func TestUninstallNamedInDependencyOrder(t *testing.T) {
+	c := storedCluster(t, 0)
+	u := &Uninstall{Cluster: c}
+	up, err := u.Plan(context.Background(), []string{"provider/provider-stored", "configuration/configuration-stored"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	phases := deletionPhases(up.lock, up.Named)
+	if len(phases) != 2 || phases[0][0].Name != "configuration-stored" || phases[1][0].Name != "provider-stored" {
+		t.Fatalf("phases: %v", phases)
+	}
+	// A dry run (the fake deletes anyway) needs no wait between the two.
+	var deleted []string
+	err = u.Apply(context.Background(), up, UninstallOptions{DryRun: true, Progress: &strings.Builder{},
+		Deleted: func(p *installed.Package) { deleted = append(deleted, p.KindName()) }})
+	if err != nil || strings.Join(deleted, ",") != "configuration/configuration-stored,provider/provider-stored" {
+		t.Errorf("deleted %v, %v", deleted, err)
+	}
+	// Until the configuration's Lock entry goes, the provider stays.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	u = &Uninstall{Cluster: storedCluster(t, 0)}
+	if up, err = u.Plan(ctx, []string{"provider/provider-stored", "configuration/configuration-stored"}); err != nil {
+		t.Fatal(err)
+	}
+	deleted = nil
+	var progress strings.Builder
+	err = u.Apply(ctx, up, UninstallOptions{Wait: time.Minute, Progress: &progress,
+		Deleted: func(p *installed.Package) { deleted = append(deleted, p.KindName()) }})
+	if strings.Join(deleted, ",") != "configuration/configuration-stored" || err == nil ||
+		!strings.Contains(progress.String(), "Waiting up to 1m0s for configuration/configuration-stored to go before removing what it depends on") {
+		t.Errorf("deleted %v before the Lock entry went (%v)\n%s", deleted, err, progress.String())
 	}
 }
 
