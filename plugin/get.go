@@ -60,7 +60,11 @@ REVISION and AGE. -o wide adds:
 * ACTIVATION and RUNTIME-CONFIG: the revision activation policy and runtime config
 * RUNTIME: the current revision's RuntimeActive (Crossplane v2.4 and later): Active, or
   AwaitingActivation while a safe-start provider's runtime is scaled to zero until one
-  of its managed resource definitions is active`,
+  of its managed resource definitions is active
+* FAMILY: a provider's family, from its current revision's label
+  pkg.crossplane.io/provider-family (set by its package; provider-upjet-aws's members
+  and provider-family-aws carry provider-family-aws); doctor and outdated judge the
+  families (rule family-skew)`,
 		Example: getExample,
 		GroupID: groupCluster,
 		RunE:    runOptions(root, o),
@@ -125,7 +129,7 @@ func (o *GetOptions) table(l *action.Listing) error {
 	wide := o.Output == printers.FormatWide
 	revs := l.Revisions
 	if wide {
-		header = append(header, "DIGEST", "ACTIVATION", "RUNTIME-CONFIG", "RUNTIME")
+		header = append(header, "DIGEST", "ACTIVATION", "RUNTIME-CONFIG", "RUNTIME", "FAMILY")
 	}
 	t := printers.NewTable(header...)
 	t.NoHeaders = o.NoHeaders
@@ -133,7 +137,7 @@ func (o *GetOptions) table(l *action.Listing) error {
 		row := []string{p.Name, p.Kind, reference.Repository(p.Source), p.Version,
 			conditionStatus(p, installed.TypeInstalled), conditionStatus(p, installed.TypeHealthy), orNone(p.CurrentRevision), age(p.Created)}
 		if wide {
-			row = append(row, orUnknown(packageDigest(p.Digest, p.CurrentRevision, p.Generation)), orNone(p.ActivationPolicy), orNone(p.RuntimeConfig), orNone(runtimeState(revs[p])))
+			row = append(row, orUnknown(packageDigest(p.Digest, p.CurrentRevision, p.Generation)), orNone(p.ActivationPolicy), orNone(p.RuntimeConfig), orNone(runtimeState(revs[p])), orNone(action.FamilyOf(p, revs[p])))
 		}
 		t.Row(row...)
 	}

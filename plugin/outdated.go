@@ -37,6 +37,8 @@ type OutdatedOptions struct {
 // OutdatedReport is outdated -o json|yaml.
 type OutdatedReport struct {
 	Items []*action.Item `json:"items"`
+	// Findings are about provider families (rule family-skew).
+	Findings []action.Finding `json:"findings,omitempty"`
 }
 
 // NewCmdOutdated builds `kubectl xpkg outdated`.
@@ -60,10 +62,17 @@ func NewCmdOutdated(root *Root) *cobra.Command {
 
 Pre-releases count for WANTED with --pre, or when the package runs one; LATEST is
 always stable. A package pinned by digest (repository:tag@sha256:...) cannot drift,
-but still shows a newer tag. -o wide adds the digest each package runs and what
-holds WANTED below LATEST: dependents' constraints, and newer versions whose own
+but still shows a newer tag. -o wide adds a provider's FAMILY (its current revision's
+label pkg.crossplane.io/provider-family), the digest each package runs and what holds
+WANTED below LATEST: dependents' constraints, and newer versions whose own
 dependencies cannot be met (the package manager would install them and leave them
 unhealthy).
+
+Provider families are judged after the table (rule family-skew): a family whose
+family provider and members run more than one version (members depend on it at
+>= 0.0.0, so Crossplane reports nothing), a member in another registry or org than its
+family provider (Crossplane's RBAC manager then grants it none of the family's types),
+a family with two family providers.
 
 No field records the digest a revision runs; its name derives from it: up to
 Crossplane v2.3 the digest's first 12 hex digits, from v2.4 those of
@@ -71,7 +80,8 @@ sha256("<digest hex>|<package generation>"). A digest (the pin, or the tag's) is
 and DRIFT decided, by checking it against the name under both namings; where no
 digest is at hand it is <unknown>.
 
-It lists the packages (one request per package kind), reads the Lock once, and each
+It lists the packages (one request per package kind) and the provider revisions (one),
+reads the Lock once, and each
 distinct repository once: its tags, and the digest of the tag its packages run, a
 few repositories at a time, with the packages' pull secrets; then the meta object of
 each version a package would move to (not the rest of its layer). Every package is
@@ -127,14 +137,14 @@ func (o *OutdatedOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return cmp.Or(o.print(items), action.UnreadError(items))
+	return cmp.Or(o.print(items, od.Findings()), action.UnreadError(items))
 }
 
-func (o *OutdatedOptions) print(items []*action.Item) error {
+func (o *OutdatedOptions) print(items []*action.Item, findings []action.Finding) error {
 	out := o.root.IOStreams.Out
 	switch o.Output {
 	case printers.FormatJSON, printers.FormatYAML:
-		return printers.PrintObject(out, o.Output, OutdatedReport{Items: items})
+		return printers.PrintObject(out, o.Output, OutdatedReport{Items: items, Findings: findings})
 	}
 	if len(items) == 0 {
 		fmt.Fprintln(o.root.IOStreams.ErrOut, "No packages found.")
@@ -143,17 +153,20 @@ func (o *OutdatedOptions) print(items []*action.Item) error {
 	header := []string{"NAME", "KIND", "CURRENT", "WANTED", "LATEST", "DRIFT"}
 	wide := o.Output == printers.FormatWide
 	if wide {
-		header = append(header, "PACKAGE", "DIGEST", "HELD-BY")
+		header = append(header, "FAMILY", "PACKAGE", "DIGEST", "HELD-BY")
 	}
 	t := printers.NewTable(header...)
 	for _, it := range items {
 		row := []string{it.Name, it.Kind, shortDigest(it.Current), ifRead(it, it.Wanted), ifRead(it, it.Latest), driftMark(it)}
 		if wide {
-			row = append(row, reference.Repository(it.Package), orUnknown(it.Digest), orNone(heldBy(it)))
+			row = append(row, orNone(it.Family), reference.Repository(it.Package), orUnknown(it.Digest), orNone(heldBy(it)))
 		}
 		t.Row(row...)
 	}
-	return t.Render(out)
+	if err := t.Render(out); err != nil {
+		return err
+	}
+	return action.WriteFindingLines(out, findings)
 }
 
 func ifRead(it *action.Item, s string) string {

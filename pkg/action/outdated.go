@@ -8,7 +8,9 @@ import (
 	"sync"
 
 	"github.com/Masterminds/semver/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
@@ -54,6 +56,9 @@ type Item struct {
 	// Error is why the registry could not be read; Wanted and Latest are
 	// then empty.
 	Error string `json:"error,omitempty"`
+	// Family is the provider family of the revision that runs (its label
+	// pkg.crossplane.io/provider-family), "" for none.
+	Family string `json:"family,omitempty"`
 
 	pkg  *installed.Package
 	repo string
@@ -81,7 +86,14 @@ type Outdated struct {
 	// Limits bound the reads of packages' meta objects (zero: the
 	// defaults).
 	Limits xpkg.Limits
+
+	// findings are the family-skew findings of the last Items.
+	findings []Finding
 }
+
+// Findings are what the last Items found about provider families
+// (rule family-skew).
+func (o *Outdated) Findings() []Finding { return o.findings }
 
 // Items reports the packages of kind ("" for all). It lists the packages
 // (one LIST per package kind), reads the Lock once, and each distinct
@@ -106,6 +118,9 @@ func (o *Outdated) Items(ctx context.Context, kind string) ([]*Item, []installed
 	for _, p := range pkgs {
 		all = append(all, running(p, lock))
 	}
+	if err := o.families(ctx, pkgs, all); err != nil {
+		return nil, nil, err
+	}
 	if err := o.readRegistries(ctx, all); err != nil {
 		return nil, nil, err
 	}
@@ -124,6 +139,35 @@ func (o *Outdated) Items(ctx context.Context, kind string) ([]*Item, []installed
 		}
 	}
 	return items, lock, nil
+}
+
+// families reads the providers' running revisions (one list) for their
+// family label, and judges the families. An identity that may not list
+// revisions gets no FAMILY, and is told so.
+func (o *Outdated) families(ctx context.Context, pkgs []*installed.Package, items []*Item) error {
+	o.findings = nil
+	var providers []*installed.Package
+	for _, p := range pkgs {
+		if p.Kind == "Provider" {
+			providers = append(providers, p)
+		}
+	}
+	if len(providers) == 0 {
+		return nil
+	}
+	revs, err := o.Registry.Cluster.CurrentRevisions(ctx, providers)
+	switch {
+	case apierrors.IsForbidden(err):
+		o.Registry.warn("Warning: you may not list provider revisions, so provider families are not shown: " + exit.Message(err))
+		return nil
+	case err != nil:
+		return err
+	}
+	for _, it := range items {
+		it.Family = FamilyOf(it.pkg, revs[it.pkg])
+	}
+	o.findings = familyFindings(providerFamilies(providers, func(p *installed.Package) *installed.Revision { return revs[p] }))
+	return nil
 }
 
 // running fills in what the package runs, from its Lock entry (the active

@@ -205,7 +205,8 @@ func testOutdated(t *testing.T, rel pkgmanager.Release) {
 	}
 }
 
-// TestOutdatedRequests: one LIST per package kind and one Lock GET; one
+// TestOutdatedRequests: one LIST per package kind, one of provider
+// revisions (their family labels) and one Lock GET; one
 // tag list and at most one manifest HEAD per distinct repository, however
 // many packages share it.
 func TestOutdatedRequests(t *testing.T) {
@@ -245,7 +246,7 @@ func TestOutdatedRequests(t *testing.T) {
 		}
 	}
 	slices.Sort(api)
-	if want := "get locks,list configurations,list functions,list providers"; strings.Join(api, ",") != want {
+	if want := "get locks,list configurations,list functions,list providerrevisions,list providers"; strings.Join(api, ",") != want {
 		t.Errorf("API requests: %v; want %s", api, want)
 	}
 	for _, r := range []string{"pa", "pb", "pc", "pd"} {
@@ -521,5 +522,45 @@ func TestWantedChecksDependencies(t *testing.T) {
 		if len(items) != map[string]int{"": 5, "Provider": 4}[kind] {
 			t.Errorf("%q: %d items", kind, len(items))
 		}
+	}
+}
+
+// TestOutdatedFamilies: each provider's FAMILY from its running
+// revision's label, and a family at two versions found.
+func TestOutdatedFamilies(t *testing.T) {
+	reg := newRegistry(t)
+	h := reg.host
+	var us []*unstructured.Unstructured
+	var lockPkgs []map[string]any
+	for _, p := range []struct{ name, repo, tag string }{
+		{"provider-family-aws", "upbound/provider-family-aws", "v2.5.0"},
+		{"provider-aws-s3", "upbound/provider-aws-s3", "v2.6.0"},
+		{"provider-aws-ec2", "upbound/provider-aws-ec2", "v2.6.0"},
+	} {
+		d := reg.push(t, p.repo, p.tag)
+		rev := revName(p.name, d)
+		us = append(us, pkgObj("Provider", p.name, h+"/"+p.repo+":"+p.tag, rev))
+		r := revision(p.name, rev, h+"/"+p.repo+":"+p.tag, 1, "Active")
+		r.SetLabels(map[string]string{"pkg.crossplane.io/package": p.name, "pkg.crossplane.io/provider-family": "provider-family-aws"})
+		us = append(us, r)
+		lockPkgs = append(lockPkgs, map[string]any{"name": rev, "source": h + "/" + p.repo, "version": p.tag})
+	}
+	us = append(us, pkgObj("Function", "fn", h+"/upbound/fn:v1.0.0", "fn-abc"), lock(lockPkgs...))
+	reg.push(t, "upbound/fn", "v1.0.0")
+	o := &Outdated{Registry: &Registry{Cluster: fakeCluster(t, us...)}}
+	items, _, err := o.Items(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fam := map[string]string{}
+	for _, it := range items {
+		fam[it.Name] = it.Family
+	}
+	if fam["provider-aws-s3"] != "provider-family-aws" || fam["provider-family-aws"] != "provider-family-aws" || fam["fn"] != "" {
+		t.Errorf("families: %v", fam)
+	}
+	fs := o.Findings()
+	if len(fs) != 1 || fs[0].Rule != RuleFamilySkew || !strings.Contains(fs[0].Message, "family provider-family-aws runs 2 versions") {
+		t.Errorf("findings: %+v", fs)
 	}
 }

@@ -61,6 +61,7 @@ const (
 	RuleStoredUndefined      = "stored-version-undefined"
 	RuleObjectsMissing       = "objects-missing"
 	RulePinnedServiceAccount = "pinned-service-account"
+	RuleFamilySkew           = "family-skew"
 
 	// Install's: what the install would do to the Lock.
 	RuleTwinInstall = "twin-install"
@@ -127,6 +128,7 @@ var Rules = []RuleDoc{
 	{RuleStoredUndefined, doctorVerb, "blocking: a CRD stores objects at a version its spec.versions no longer defines (the API server refuses every update of it), or a revision cannot update a CRD because its package dropped such a version"},
 	{RuleObjectsMissing, doctorVerb, "blocking: a healthy active revision's status.objectRefs lacks CRDs or MRDs it installed (they name it as owner) or that an inactive revision of the same digest recorded: Crossplane grants the runtime nothing for them"},
 	{RulePinnedServiceAccount, doctorVerb, "warning: a DeploymentRuntimeConfig that pins the runtime's ServiceAccount name is used by several packages, whose revisions fight over it; blocking on Crossplane v2.4.0 and v2.4.1, which refuse a pinned name at the next revision"},
+	{RuleFamilySkew, doctorVerb, "warning (doctor and outdated): a provider family's members and family provider run more than one version, a member is in another registry or org than its family provider (Crossplane's RBAC manager then grants it none of the family's types: names the ClusterRole and the CRDs it lacks), or a family has two family providers"},
 	{RuleCrossplaneUnknown, doctorVerb, "warning: with --crossplane-version, the release table does not know the target (or the running release, or the target is a pre-release): only what can be checked without it is"},
 	{RuleCrossplaneDowngrade, doctorVerb, "blocking: the target is older than the running Crossplane, which does not support downgrades"},
 	{RuleCrossplaneSkipped, doctorVerb, "blocking: the target skips a minor version (Crossplane upgrades one minor at a time; v1.20 to v2.0 is the one major step): names the releases to go through"},
@@ -259,6 +261,21 @@ func writeFindings(w io.Writer, head string, p *Plan) error {
 				fmt.Fprintf(&sb, "  %-8s %s [%s]\n", strings.ToUpper(string(f.Severity)), f.Message, f.Rule)
 			}
 		}
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// WriteFindingLines prints findings as plans print them, after a blank
+// line (nothing when there are none): for verbs whose report is a table.
+func WriteFindingLines(w io.Writer, fs []Finding) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	sb.WriteString("\n")
+	for _, f := range fs {
+		fmt.Fprintf(&sb, "%-8s %s [%s]\n", strings.ToUpper(string(f.Severity)), f.Message, f.Rule)
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err

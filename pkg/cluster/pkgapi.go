@@ -20,7 +20,10 @@ const (
 	// LabelPackage links a revision to its package (the group prefix is the
 	// generation's group).
 	labelPackageSuffix = "/package"
-	lockName           = "lock"
+	// labelFamilySuffix names a provider's family (set by its package's
+	// meta object; Crossplane's RBAC manager reads it).
+	labelFamilySuffix = "/provider-family"
+	lockName          = "lock"
 )
 
 // pkgDialect speaks pkg.crossplane.io (Crossplane v0.14 and later) and the
@@ -162,6 +165,7 @@ func (d *pkgDialect) Read(u *unstructured.Unstructured) *installed.Package {
 func (d *pkgDialect) ReadRevision(u *unstructured.Unstructured) *installed.Revision {
 	r := &installed.Revision{Kind: u.GetKind(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time, Conditions: installed.ReadConditions(u), Object: u}
 	r.Package = u.GetLabels()[d.api.Group+labelPackageSuffix]
+	r.Family = u.GetLabels()[d.api.Group+labelFamilySuffix]
 	r.Image, _, _ = unstructured.NestedString(u.Object, "spec", "image")
 	r.Revision, _, _ = unstructured.NestedInt64(u.Object, "spec", "revision")
 	r.DesiredState, _, _ = unstructured.NestedString(u.Object, "spec", "desiredState")

@@ -81,6 +81,10 @@ type Revision struct {
 	// Package is the name of the package the revision belongs to (its
 	// label), "" when the generation records none.
 	Package string `json:"-"`
+	// Family is the provider family its package declares (the label
+	// pkg.crossplane.io/provider-family, copied from the package's meta
+	// object), "" for none.
+	Family string `json:"family,omitempty"`
 	// Version is set instead of Image by Crossplane v0.x's records, which
 	// name only the package's version.
 	Version      string      `json:"version,omitempty"`
