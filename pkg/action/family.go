@@ -157,7 +157,7 @@ func familyTypes(fp familyMember) string {
 	var crds []string
 	if fp.rev != nil {
 		for _, o := range fp.rev.Objects {
-			if o.Kind == "CustomResourceDefinition" {
+			if o.Kind == "CustomResourceDefinition" || o.Kind == "ManagedResourceDefinition" {
 				crds = append(crds, o.Name)
 			}
 		}
@@ -165,6 +165,7 @@ func familyTypes(fp familyMember) string {
 	if len(crds) == 0 {
 		return "the types " + fp.pkg.KindName() + " installs"
 	}
+	slices.Sort(crds)
 	return strings.Join(crds, ", ")
 }
 
