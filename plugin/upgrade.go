@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -43,6 +44,7 @@ var upgradeExample = `  # Upgrade to the newest stable version above the current
 // UpgradeOptions holds the flags and state of `kubectl xpkg upgrade`.
 type UpgradeOptions struct {
 	All         bool
+	Family      string
 	Pin         bool
 	Pre         bool
 	Activate    bool
@@ -66,7 +68,7 @@ func NewUpgradeOptions(streams genericiooptions.IOStreams) *UpgradeOptions {
 func NewCmdUpgrade(root *Root) *cobra.Command {
 	o := NewUpgradeOptions(root.IOStreams)
 	cmd := &cobra.Command{
-		Use:   "upgrade (NAME|KIND/NAME [VERSION] | --all)",
+		Use:   "upgrade (NAME|KIND/NAME [VERSION] | --all | --family NAME [VERSION])",
 		Short: "Point a package at another version, after a plan of what the change would break",
 		Long: `Upgrade changes only the package's spec.package, and only while it still names what
 the plan read: a JSON patch tests the package's UID, spec generation and reference
@@ -106,7 +108,16 @@ before anything changes, unless --force. The steps then run dependencies first; 
 step after the first is planned again just before it runs, since the cluster changed.
 With --wait each step is waited for before the next; with --atomic the step that
 fails is rolled back and the steps after it are not tried. Packages pinned by digest
-stay pinned, at their new version's digest.`,
+stay pinned, at their new version's digest.
+
+--family NAME moves a provider family as one (the providers whose current revision is
+labelled pkg.crossplane.io/provider-family: NAME; see FAMILY in kubectl xpkg get -o
+wide): the family provider and every member installed, to VERSION, or to the newest
+version that every one of their repositories has and every installed package's
+constraint admits. One combined plan, gated as --all's; the family provider goes first,
+then the members, each planned again before it runs. With --atomic, when a member
+fails, it is rolled back and so is every provider of the family moved before it, the
+last first: the family ends where it was.`,
 		Example: upgradeExample,
 		GroupID: groupCluster,
 		Args:    cobra.RangeArgs(0, 2),
@@ -114,6 +125,7 @@ stay pinned, at their new version's digest.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.All, "all", false, "Move every installed package to its WANTED version (kubectl xpkg outdated), dependencies first.")
+	f.StringVar(&o.Family, "family", "", "Move the provider family NAME as one: its family provider, then every member installed, to one version.")
 	f.BoolVar(&o.Pin, "pin", false, "Pin the new version by digest: write repository:tag@sha256:... to spec.package.")
 	f.BoolVar(&o.Pre, "pre", false, "Consider pre-release versions.")
 	f.BoolVar(&o.Activate, "activate", false, "Activate the new revision of a package with Manual activation.")
@@ -133,12 +145,21 @@ stay pinned, at their new version's digest.`,
 // Complete reads the arguments.
 func (o *UpgradeOptions) Complete(root *Root, _ *cobra.Command, args []string) error {
 	o.root = root
+	usage := func(msg string) error {
+		return &exit.UsageError{Err: errors.New(msg), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
+	}
 	switch {
+	case o.All && o.Family != "":
+		return usage("--all and --family are two ways to choose what moves: give one")
 	case o.All && len(args) > 0:
-		return &exit.UsageError{Err: fmt.Errorf("--all takes no NAME or VERSION: it moves every package to its WANTED version"), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
-	case !o.All && len(args) == 0:
-		return &exit.UsageError{Err: fmt.Errorf("name the package to upgrade, or pass --all"), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
-	case o.All:
+		return usage("--all takes no NAME or VERSION: it moves every package to its WANTED version")
+	case o.Family != "" && len(args) > 1:
+		return usage("--family takes at most a VERSION: every provider of the family moves to it")
+	case o.Family != "" && len(args) == 1:
+		o.version = args[0]
+	case o.Family != "", o.All:
+	case len(args) == 0:
+		return usage("name the package to upgrade, or pass --all or --family NAME")
 	default:
 		o.arg = args[0]
 	}
@@ -159,8 +180,8 @@ func (o *UpgradeOptions) Validate() error {
 	if o.Pin && o.Activate && o.version == "" && !o.All {
 		return &exit.UsageError{Err: fmt.Errorf("--pin needs a VERSION (or none of --activate): --activate alone changes no reference"), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
 	}
-	if o.Plan.NoPlan && o.All {
-		return &exit.UsageError{Err: fmt.Errorf("--no-plan is for one package: upgrade --all plans every step"), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
+	if o.Plan.NoPlan && (o.All || o.Family != "") {
+		return &exit.UsageError{Err: fmt.Errorf("--no-plan is for one package: upgrade --all and --family plan every step"), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
 	}
 	if o.Plan.DryRun != dryRunNone && (o.Atomic || o.Wait.d > 0) {
 		return &exit.UsageError{Err: fmt.Errorf("--dry-run cannot be combined with --atomic or --wait"), Hint: "See 'kubectl xpkg upgrade --help' for usage."}
@@ -174,7 +195,7 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if o.All {
+	if o.All || o.Family != "" {
 		return o.runAll(ctx, cfg)
 	}
 	up := action.NewUpgrade(cfg)

@@ -12,8 +12,9 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
-// runAll is upgrade --all: every package to its WANTED version, the
-// combined plan shown and gated first.
+// runAll is upgrade --all (every package to its WANTED version) or
+// --family (a provider family to one version), the combined plan shown
+// and gated first.
 func (o *UpgradeOptions) runAll(ctx context.Context, cfg *action.Config) error {
 	ua, stop, err := action.NewUpgradeAll(ctx, cfg, o.Pre, o.Activate)
 	if err != nil {
@@ -22,7 +23,7 @@ func (o *UpgradeOptions) runAll(ctx context.Context, cfg *action.Config) error {
 	defer stop()
 	ua.Pin, ua.Force = o.Pin, o.Plan.Force
 	ua.Options = o.Plan.changeOptions(o.root, o.Wait.d, o.Atomic)
-	plans, err := ua.Plan(ctx)
+	plans, err := o.plan(ctx, ua)
 	if err != nil {
 		return err
 	}
@@ -30,7 +31,10 @@ func (o *UpgradeOptions) runAll(ctx context.Context, cfg *action.Config) error {
 		return err
 	}
 	if len(plans.Steps) == 0 {
-		if len(plans.Skipped) == 0 {
+		switch {
+		case plans.Family != "":
+			fmt.Fprintf(o.root.IOStreams.ErrOut, "Every provider of the family %s runs %s: nothing to upgrade\n", plans.Family, plans.Version)
+		case len(plans.Skipped) == 0:
 			fmt.Fprintln(o.root.IOStreams.ErrOut, "Every package runs its WANTED version: nothing to upgrade")
 		}
 		return plans.SkippedError()
@@ -39,6 +43,14 @@ func (o *UpgradeOptions) runAll(ctx context.Context, cfg *action.Config) error {
 		return cmp.Or(err, plans.SkippedError())
 	}
 	return ua.Apply(ctx, plans, o.stepEvents(ua.Options))
+}
+
+// plan is --all's combined plan, or --family's.
+func (o *UpgradeOptions) plan(ctx context.Context, ua *action.UpgradeAll) (*action.Plans, error) {
+	if o.Family != "" {
+		return ua.PlanFamily(ctx, o.Family, o.version)
+	}
+	return ua.Plan(ctx)
 }
 
 // stepEvents print each step's new findings and result as upgrade --all
@@ -77,7 +89,11 @@ func showPlans(r *Root, f *PlanFlags, ps *action.Plans) error {
 		if len(ps.Steps) == 1 {
 			n = "1 package"
 		}
-		if _, err := fmt.Fprintf(w, "Plan: upgrade --all: %s: %s\n", n, strings.Join(names, ", ")); err != nil {
+		what := "--all"
+		if ps.Family != "" {
+			what = "--family " + ps.Family + " to " + ps.Version
+		}
+		if _, err := fmt.Fprintf(w, "Plan: upgrade %s: %s: %s\n", what, n, strings.Join(names, ", ")); err != nil {
 			return err
 		}
 	}

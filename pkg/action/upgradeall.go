@@ -1,6 +1,7 @@
 package action
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,6 +65,10 @@ type Plans struct {
 	// Blocked are the newer versions the packages do not move to because
 	// their own dependencies cannot be met.
 	Blocked []BlockedMove `json:"blocked,omitempty"`
+	// Family and Version are upgrade --family's: the family moved, to one
+	// version.
+	Family  string `json:"family,omitempty"`
+	Version string `json:"version,omitempty"`
 
 	steps []*Step
 }
@@ -128,25 +133,7 @@ func (u *UpgradeAll) Plan(ctx context.Context) (*Plans, error) {
 		}
 	}
 	for _, it := range dependenciesFirst(moving, lock) {
-		in, err := ReadInstalled(ctx, u.Outdated.Registry, it.pkg)
-		if err != nil {
-			return nil, err
-		}
-		target := it.repo + ":" + it.wantedTag
-		if u.Pin || it.Pinned {
-			if target, err = in.Pin(ctx, target); err != nil {
-				return nil, err
-			}
-		}
-		plan, err := u.Change.Plan(ctx, ActionUpgrade, in, target)
-		if err != nil {
-			return nil, err
-		}
-		ps.Steps = append(ps.Steps, plan)
-		ps.steps = append(ps.steps, &Step{Item: it, Installed: in, Target: target, Plan: plan})
-	}
-	for _, st := range ps.steps {
-		if err := Waitable(st.Installed.Package, u.Options.Wait, u.Change.Activate); err != nil {
+		if err := u.planStep(ctx, ps, it, it.repo+":"+it.wantedTag); err != nil {
 			return nil, err
 		}
 	}
@@ -166,10 +153,23 @@ func (p *Plans) SkippedError() error {
 // gives the error its exit code: a step a blocking finding stopped 3;
 // otherwise as for one upgrade; then the packages skipped.
 func (u *UpgradeAll) Apply(ctx context.Context, ps *Plans, ev StepEvents) error {
-	if err := u.steps(ctx, ps, u.Options.applyOptions(u.Change), ev); err != nil {
+	o := u.Options.applyOptions(u.Change)
+	if err := u.steps(ctx, ps, o, ev); err != nil {
 		var se *StepError
-		if errors.As(err, &se) && se.Refused {
+		if !errors.As(err, &se) {
+			return changeError(ctx, err)
+		}
+		if ps.Family != "" {
+			se.What = "upgrade --family " + ps.Family
+		}
+		if se.Refused {
 			return exit.WithCode(exit.PlanRefused, err)
+		}
+		if ps.Family != "" && o.Atomic && len(se.Done) > 0 {
+			if rerr := u.rollBackFamily(ctx, ps, se, o); rerr != nil {
+				return exit.WithCode(exit.RollbackFailed, fmt.Errorf("%w; the family's rollback failed too: %w", err, rerr))
+			}
+			err = fmt.Errorf("%w; family %s rolled back: %s run their previous versions again", err, ps.Family, strings.Join(se.Done, ", "))
 		}
 		return changeError(ctx, err)
 	}
@@ -223,6 +223,8 @@ type StepEvents struct {
 // StepError is upgrade --all stopped at a step: what was done before it
 // stays, what follows was not tried.
 type StepError struct {
+	// What is the verb: upgrade --all, or upgrade --family NAME.
+	What    string
 	Step    *Step
 	Done    []string
 	NotRun  []string
@@ -232,7 +234,7 @@ type StepError struct {
 
 func (e *StepError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "upgrade --all stopped at %s: %v", e.Step.Plan.Package, e.Err)
+	fmt.Fprintf(&b, "%s stopped at %s: %v", cmp.Or(e.What, "upgrade --all"), e.Step.Plan.Package, e.Err)
 	if len(e.Done) > 0 {
 		fmt.Fprintf(&b, "; upgraded before it: %s", strings.Join(e.Done, ", "))
 	}

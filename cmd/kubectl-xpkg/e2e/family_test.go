@@ -94,6 +94,16 @@ func TestProviderFamilies(t *testing.T) {
 			pushFamilyPackage(t, reg, "e2e/fam/provider-fam-"+m, tag, famRepo, famCRD(m+".fam.example.org", "Bucket"))
 		}
 	}
+	// v1.2.0 of member b cannot be installed: its CRD has two storage
+	// versions, which the API server refuses.
+	pushFamilyPackage(t, reg, "e2e/fam/"+famName, "v1.2.0", "", famCRD("fam.example.org", "ProviderConfig"), famCRD("fam.example.org", "ProviderConfigUsage"))
+	for _, m := range []string{"a", "b", "c"} {
+		crd := famCRD(m+".fam.example.org", "Bucket")
+		if m == "b" {
+			crd += "  - name: v1beta2\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n"
+		}
+		pushFamilyPackage(t, reg, "e2e/fam/provider-fam-"+m, "v1.2.0", famRepo, crd)
+	}
 	pushFamilyPackage(t, reg, "fam-other/provider-fam-d", "v1.0.0", famRepo, famCRD("d.fam.example.org", "Queue"))
 	const family = "e2e-fam-" + famName // the resolver's name for the family provider
 	members := []string{"e2e-fam-provider-fam-a", "e2e-fam-provider-fam-b", "e2e-fam-provider-fam-c"}
@@ -121,6 +131,31 @@ func TestProviderFamilies(t *testing.T) {
 	}
 	r = x.Run("doctor").Succeeds(t)
 	contains(t, "doctor", r.Stdout, "family "+famName+" runs 2 versions", "[family-skew]")
+
+	// v1.2.0 has a member that cannot install, so the default is the
+	// newest every repository has: each has v1.2.0, and no constraint
+	// keeps it out; VERSION v1.1.0 moves the family provider alone.
+	r = x.Run("upgrade", "--family", famName, "v1.1.0", "--dry-run").Succeeds(t)
+	t.Logf("transcript:\n$ kubectl xpkg upgrade --family %s v1.1.0 --dry-run\n%s", famName, r.Stdout)
+	contains(t, "upgrade --family --dry-run", r.Stdout, "Plan: upgrade --family "+famName+" to v1.1.0: 1 package: provider/"+family)
+	r = x.Run("upgrade", "--family", famName, "v1.1.0", "--wait=5m").Succeeds(t)
+	contains(t, "upgrade --family", r.Stdout, "provider/"+family+" upgraded from v1.0.0 to v1.1.0")
+	if r = x.Run("outdated", "-o", "json").Succeeds(t); strings.Contains(r.Stdout, "family-skew") {
+		t.Errorf("a family at one version still skewed:\n%s", r.Stdout)
+	}
+	r = x.Run("upgrade", "--family", famName, "--dry-run").Succeeds(t)
+	contains(t, "upgrade --family's default", r.Stdout, "Plan: upgrade --family "+famName+" to v1.2.0: 4 packages, in this order: provider/"+family+", provider/"+members[0]+", provider/"+members[1]+", provider/"+members[2])
+	r = x.Run("upgrade", "--family", famName, "v1.2.0", "--atomic", "--wait=90s")
+	t.Logf("transcript:\n$ kubectl xpkg upgrade --family %s v1.2.0 --atomic --wait=90s\n%s%s", famName, r.Stderr, r.Stdout)
+	if r.ExitCode == 0 || !strings.Contains(r.Stderr, "family "+famName+" rolled back: provider/"+family+", provider/"+members[0]+" run their previous versions again") {
+		t.Errorf("upgrade --family --atomic with a member that cannot install: exit %d\n%s", r.ExitCode, r.Stderr)
+	}
+	r = x.Run("outdated", "providers", "-o", "json").Succeeds(t)
+	for name, it := range outdatedRows(t, r.Stdout) {
+		if it.Current != "v1.1.0" {
+			t.Errorf("after the family's rollback %s runs %s, not v1.1.0", name, it.Current)
+		}
+	}
 
 	x.Run("install", reg.Host+"/fam-other/provider-fam-d:v1.0.0", "--wait=5m").Succeeds(t)
 	r = x.Run("outdated", "-o", "json").Succeeds(t)

@@ -1,0 +1,189 @@
+package action
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
+)
+
+// PlanFamily plans upgrade --family: the family provider and every
+// member of the family installed, to one version (version, or the
+// newest that every one of their repositories has and every installed
+// package's constraint admits), the family provider first. Providers at
+// that version already are no step.
+func (u *UpgradeAll) PlanFamily(ctx context.Context, family, version string) (*Plans, error) {
+	items, lock, err := u.Outdated.Items(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	fam, err := familyItems(items, family)
+	if err != nil {
+		return nil, err
+	}
+	if version == "" {
+		if version, err = familyVersion(fam, items, lock, u.Outdated.Pre); err != nil {
+			return nil, err
+		}
+	} else if err := familyHas(fam, version); err != nil {
+		return nil, err
+	}
+	ps := &Plans{Action: ActionUpgrade, Steps: []*Plan{}, Family: family, Version: version}
+	for _, it := range fam {
+		if it.Current == version {
+			continue
+		}
+		if err := u.planStep(ctx, ps, it, it.repo+":"+version); err != nil {
+			return nil, err
+		}
+	}
+	return ps, nil
+}
+
+// planStep plans one step of ps: it moving to target (pinned when asked,
+// or when it is pinned now).
+func (u *UpgradeAll) planStep(ctx context.Context, ps *Plans, it *Item, target string) error {
+	in, err := ReadInstalled(ctx, u.Outdated.Registry, it.pkg)
+	if err != nil {
+		return err
+	}
+	if u.Pin || it.Pinned {
+		if target, err = in.Pin(ctx, target); err != nil {
+			return err
+		}
+	}
+	plan, err := u.Change.Plan(ctx, ActionUpgrade, in, target)
+	if err != nil {
+		return err
+	}
+	if err := Waitable(in.Package, u.Options.Wait, u.Change.Activate); err != nil {
+		return err
+	}
+	ps.Steps = append(ps.Steps, plan)
+	ps.steps = append(ps.steps, &Step{Item: it, Installed: in, Target: target, Plan: plan})
+	return nil
+}
+
+// familyItems are the family's providers, the family providers first,
+// then the members by name; each must have been read.
+func familyItems(items []*Item, family string) ([]*Item, error) {
+	var fam []*Item
+	for _, it := range items {
+		if it.Family == family {
+			fam = append(fam, it)
+		}
+	}
+	if len(fam) == 0 {
+		return nil, fmt.Errorf("no installed provider belongs to the family %s (kubectl xpkg get providers -o wide shows each provider's FAMILY)", family)
+	}
+	slices.SortStableFunc(fam, func(a, b *Item) int {
+		fa, fb := isFamilyProvider(a, family), isFamilyProvider(b, family)
+		switch {
+		case fa && !fb:
+			return -1
+		case fb && !fa:
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	for _, it := range fam {
+		if it.Error != "" {
+			return nil, fmt.Errorf("%s of family %s: its registry could not be read (%s): a family moves as one or not at all", it, family, it.Error)
+		}
+	}
+	return fam, nil
+}
+
+func isFamilyProvider(it *Item, family string) bool {
+	return it.repo[strings.LastIndex(it.repo, "/")+1:] == family
+}
+
+// familyVersion is the newest complete semantic version every provider of
+// the family has, and every constraint on any of them admits.
+func familyVersion(fam, all []*Item, lock []installed.LockPackage, pre bool) (string, error) {
+	pkgs := make([]*installed.Package, len(all))
+	for i, it := range all {
+		pkgs[i] = it.pkg
+	}
+	var common []versions.Tag
+	for i, it := range fam {
+		tags := completeVersions(it.tags)
+		for _, h := range Holds(lock, pkgs, it.repo) {
+			if ok, err := versions.Filter(tags, h.Constraint, pre); err == nil {
+				tags = ok
+			}
+		}
+		if !pre {
+			tags, _ = versions.Filter(tags, "", false)
+		}
+		if i == 0 {
+			common = tags
+			continue
+		}
+		common = slices.DeleteFunc(common, func(t versions.Tag) bool {
+			return !slices.ContainsFunc(tags, func(u versions.Tag) bool { return u.Name == t.Name })
+		})
+	}
+	if len(common) == 0 {
+		return "", fmt.Errorf("no version is in every repository of the family (%s) and admitted by every constraint on them: name one, kubectl xpkg upgrade --family %s VERSION", familyNames(fam), fam[0].Family)
+	}
+	return common[0].Name, nil
+}
+
+// familyHas: every provider of the family has version.
+func familyHas(fam []*Item, version string) error {
+	var lack []string
+	for _, it := range fam {
+		if !slices.ContainsFunc(it.tags, func(t versions.Tag) bool { return t.Name == version }) {
+			lack = append(lack, it.String())
+		}
+	}
+	if len(lack) > 0 {
+		return fmt.Errorf("%s: no version %s in the repository of %s: a family moves as one", fam[0].Family, version, strings.Join(lack, ", "))
+	}
+	return nil
+}
+
+func familyNames(fam []*Item) string {
+	names := make([]string, len(fam))
+	for i, it := range fam {
+		names[i] = it.String()
+	}
+	return strings.Join(names, ", ")
+}
+
+// rollBackFamily puts the steps done back where they were, the last
+// first, each waited for, once a step of the family failed (its own
+// --atomic rolled it back already).
+func (u *UpgradeAll) rollBackFamily(ctx context.Context, ps *Plans, se *StepError, o ApplyOptions) error {
+	back := o
+	back.Atomic = false
+	// Also after Ctrl-C: the family must not be left half moved.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(o.RollbackBudget, max(o.Wait, DefaultRollbackBudget)))
+	defer cancel()
+	var errs []error
+	for i := len(ps.steps) - 1; i >= 0; i-- {
+		s := ps.steps[i]
+		if !slices.Contains(se.Done, s.Plan.Package) {
+			continue
+		}
+		fmt.Fprintf(o.Progress, "%s: rolling back to %s, since %s failed and a family moves as one\n", s.Plan.Package, s.Installed.Package.Source, se.Step.Plan.Package)
+		now, err := u.Change.Cluster.Get(rctx, s.Installed.Package.Kind, s.Installed.Package.Name)
+		var in *Installed
+		if err == nil {
+			in, err = ReadInstalled(rctx, u.Outdated.Registry, now)
+		}
+		if err == nil {
+			_, err = u.Change.Apply(rctx, in, s.Installed.Package.Source, back)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("roll back %s to %s: %w", s.Plan.Package, s.Installed.Package.Source, err))
+		}
+	}
+	return errors.Join(errs...)
+}
