@@ -183,7 +183,9 @@ func (u *UpgradeAll) rollBackFamily(ctx context.Context, ps *Plans, se *StepErro
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("roll back %s to %s: %w", s.Plan.Package, s.Installed.Package.Source, err))
+			continue
 		}
+		fmt.Fprintf(o.Out, "%s rolled back to %s\n", s.Plan.Package, s.Installed.Package.Version)
 	}
 	return errors.Join(errs...)
 }

@@ -147,7 +147,8 @@ func TestProviderFamilies(t *testing.T) {
 	contains(t, "upgrade --family's default", r.Stdout, "Plan: upgrade --family "+famName+" to v1.2.0: 4 packages, in this order: provider/"+family+", provider/"+members[0]+", provider/"+members[1]+", provider/"+members[2])
 	r = x.Run("upgrade", "--family", famName, "v1.2.0", "--atomic", "--wait=90s")
 	t.Logf("transcript:\n$ kubectl xpkg upgrade --family %s v1.2.0 --atomic --wait=90s\n%s%s", famName, r.Stderr, r.Stdout)
-	if r.ExitCode == 0 || !strings.Contains(r.Stderr, "family "+famName+" rolled back: provider/"+family+", provider/"+members[0]+" run their previous versions again") {
+	if r.ExitCode != 1 || !strings.Contains(r.Stderr, "family "+famName+" rolled back: provider/"+family+", provider/"+members[0]+" run their previous versions again") ||
+		!strings.Contains(r.Stdout, "provider/"+members[0]+" rolled back to v1.1.0\nprovider/"+family+" rolled back to v1.1.0\n") {
 		t.Errorf("upgrade --family --atomic with a member that cannot install: exit %d\n%s", r.ExitCode, r.Stderr)
 	}
 	r = x.Run("outdated", "providers", "-o", "json").Succeeds(t)
