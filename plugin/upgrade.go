@@ -108,7 +108,9 @@ before anything changes, unless --force. The steps then run dependencies first; 
 step after the first is planned again just before it runs, since the cluster changed.
 With --wait each step is waited for before the next; with --atomic the step that
 fails is rolled back and the steps after it are not tried. Packages pinned by digest
-stay pinned, at their new version's digest.
+stay pinned, at their new version's digest. A provider family of which any provider
+moves moves as one, to the version --family would choose (unless one of its providers
+runs a newer one).
 
 --family NAME moves a provider family as one (the providers whose current revision is
 labelled pkg.crossplane.io/provider-family: NAME; see FAMILY in kubectl xpkg get -o

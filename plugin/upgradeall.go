@@ -97,6 +97,11 @@ func showPlans(r *Root, f *PlanFlags, ps *action.Plans) error {
 			return err
 		}
 	}
+	for _, f := range ps.Families {
+		if _, err := fmt.Fprintf(w, "Family %s moves as one, to %s\n", f.Family, f.Version); err != nil {
+			return err
+		}
+	}
 	for _, b := range ps.Blocked {
 		if _, err := fmt.Fprintf(w, "Not moving %s to %s: it %s\n", b.Package, b.Version, b.Reason); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package action
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,5 +153,31 @@ func TestFamilyVersion(t *testing.T) {
 	ec2.Error = "unreachable"
 	if _, err := familyItems(all, "provider-family-aws"); err == nil || !strings.Contains(err.Error(), "a family moves as one or not at all") {
 		t.Errorf("a member whose registry could not be read: %v", err)
+	}
+}
+
+// TestUpgradeAllGroupsFamilies: a family of which one provider moves
+// moves as one, to one version; one whose provider runs ahead of that
+// version moves as before.
+func TestUpgradeAllGroupsFamilies(t *testing.T) {
+	fp := famItem("provider-family-aws", "xpkg.upbound.io/upbound/provider-family-aws", "v2.5.0", "v2.5.0", "v2.6.0")
+	s3 := famItem("provider-aws-s3", "xpkg.upbound.io/upbound/provider-aws-s3", "v2.5.0", "v2.5.0", "v2.6.0")
+	ec2 := famItem("provider-aws-ec2", "xpkg.upbound.io/upbound/provider-aws-ec2", "v2.6.0", "v2.5.0", "v2.6.0")
+	s3.Wanted, s3.wantedTag = "v2.6.0", "v2.6.0" // the only one outdated says moves
+	all := []*Item{fp, s3, ec2}
+	u := &UpgradeAll{Outdated: &Outdated{}}
+	moving, moves := u.groupFamilies(all, []*Item{s3}, nil)
+	var got []string
+	for _, it := range moving {
+		got = append(got, it.Name+"@"+it.wantedTag)
+	}
+	slices.Sort(got)
+	if strings.Join(got, ",") != "provider-aws-s3@v2.6.0,provider-family-aws@v2.6.0" || len(moves) != 1 || moves[0] != (FamilyMove{"provider-family-aws", "v2.6.0"}) {
+		t.Errorf("moving %v, families %+v", got, moves)
+	}
+	// A member runs a version above every repository's common one.
+	ec2.Current = "v2.7.0"
+	if moving, moves = u.groupFamilies(all, []*Item{s3}, nil); len(moving) != 1 || moving[0] != s3 || len(moves) != 0 {
+		t.Errorf("with a member ahead: moving %v, families %+v", moving, moves)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
+
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 )
@@ -155,6 +157,53 @@ func familyNames(fam []*Item) string {
 		names[i] = it.String()
 	}
 	return strings.Join(names, ", ")
+}
+
+// FamilyMove is a provider family upgrade --all moves as one.
+type FamilyMove struct {
+	Family  string `json:"family"`
+	Version string `json:"version"`
+}
+
+// groupFamilies: a provider family of which a provider moves moves as
+// one, to the version upgrade --family would choose, unless a provider
+// of it runs a newer one (or a registry of it could not be read): then
+// its providers move on their own, as before.
+func (u *UpgradeAll) groupFamilies(items, moving []*Item, lock []installed.LockPackage) ([]*Item, []FamilyMove) {
+	var fams []string
+	for _, it := range moving {
+		if it.Family != "" && !slices.Contains(fams, it.Family) {
+			fams = append(fams, it.Family)
+		}
+	}
+	slices.Sort(fams)
+	var moves []FamilyMove
+	for _, f := range fams {
+		fam, err := familyItems(items, f)
+		if err != nil {
+			continue
+		}
+		v, err := familyVersion(fam, items, lock, u.Outdated.Pre)
+		if err != nil || slices.ContainsFunc(fam, func(it *Item) bool { return newer(it.Current, v) }) {
+			continue
+		}
+		moves = append(moves, FamilyMove{Family: f, Version: v})
+		for _, it := range fam {
+			moving = slices.DeleteFunc(moving, func(m *Item) bool { return m == it })
+			if it.Current != v {
+				it.Wanted, it.wantedTag = v, v
+				moving = append(moving, it)
+			}
+		}
+	}
+	return moving, moves
+}
+
+// newer: a is a semantic version above b.
+func newer(a, b string) bool {
+	va, errA := semver.NewVersion(a)
+	vb, errB := semver.NewVersion(b)
+	return errA == nil && errB == nil && va.GreaterThan(vb)
 }
 
 // rollBackFamily puts the steps done back where they were, the last

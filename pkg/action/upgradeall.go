@@ -69,6 +69,9 @@ type Plans struct {
 	// version.
 	Family  string `json:"family,omitempty"`
 	Version string `json:"version,omitempty"`
+	// Families are the provider families upgrade --all moves as one:
+	// each to one version.
+	Families []FamilyMove `json:"families,omitempty"`
 
 	steps []*Step
 }
@@ -132,6 +135,7 @@ func (u *UpgradeAll) Plan(ctx context.Context) (*Plans, error) {
 			moving = append(moving, it)
 		}
 	}
+	moving, ps.Families = u.groupFamilies(items, moving, lock)
 	for _, it := range dependenciesFirst(moving, lock) {
 		if err := u.planStep(ctx, ps, it, it.repo+":"+it.wantedTag); err != nil {
 			return nil, err

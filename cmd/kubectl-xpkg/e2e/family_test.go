@@ -158,6 +158,9 @@ func TestProviderFamilies(t *testing.T) {
 		}
 	}
 
+	r = x.Run("upgrade", "--all", "--dry-run").Succeeds(t)
+	contains(t, "upgrade --all --dry-run", r.Stdout, "Family "+famName+" moves as one, to v1.2.0", "Plan: upgrade --all: 4 packages, in this order: provider/"+family+", ")
+
 	x.Run("install", reg.Host+"/fam-other/provider-fam-d:v1.0.0", "--wait=5m").Succeeds(t)
 	r = x.Run("outdated", "-o", "json").Succeeds(t)
 	var doc struct {
