@@ -47,7 +47,7 @@ demo: build k8s-bins e2e-bins registry-bin ## A narrated, self-checking session 
 fuzz: ## Run every fuzz target for FUZZTIME each (default 10s); make test does too.
 	hack/fuzz.sh
 
-bench: build k8s-bins registry-bin ## Run every benchmark (startup, extract, diff, describe round trips, outdated on 50 packages, plans at cluster scale, upgrade --all on 50 to 200 providers, doctor on 500 to 2,000 CRDs, plan -f on 50 and 200 package manifests, mirror of a 4-package closure against crane copy) and write BENCHMARKS.md; BENCHFLAGS=-quick for 3 runs.
+bench: build k8s-bins registry-bin ## Run every benchmark (startup, extract, diff, describe round trips, outdated on 50 packages and on a family of 150 members, plans at cluster scale, upgrade --all on 50 to 200 providers, doctor on 500 to 2,000 CRDs, plan -f on 50 and 200 package manifests, mirror of a 4-package closure against crane copy) and write BENCHMARKS.md; BENCHFLAGS=-quick for 3 runs.
 	go run ./hack/bench -bin $(BIN) -k8s-bin $$(hack/build-k8s.sh) $(BENCHFLAGS)
 
 bench-extract: build ## Time and peak RSS of extract against fetch+gunzip, on provider-aws and a 10x package.

@@ -10,7 +10,9 @@
 //     on a package with 1 and 20 revisions, against a local API server it
 //     starts in -env-dir and stops at the end;
 //   - outdated: API and registry requests and time of `kubectl-xpkg
-//     outdated` on 50 packages, against a local API server and registry;
+//     outdated` on 50 packages, and on one provider family of 150 members
+//     (registry reads per repository, time per package), against a local
+//     API server and registry;
 //   - plans: time, peak RSS and requests of the upgrade, rollback and
 //     uninstall plans (--dry-run -o json) on a provider of 100, 500 and
 //     2,000 CRDs against one raw LIST of every CRD, their findings
@@ -91,7 +93,7 @@ var sections = []section{
 	{"extract", "Extract", runExtract},
 	{"diff", "Diff", runDiff},
 	{"describe", "Describe round trips", runDescribe},
-	{"outdated", "Outdated on 50 packages", runOutdated},
+	{"outdated", "Outdated on 50 packages and on a provider family", runOutdated},
 	{"plans", "Plans at cluster scale", runPlans},
 	{"upgradeall", "upgrade --all at cluster scale", runUpgradeAll},
 	{"doctor", "Doctor at cluster scale", runDoctor},

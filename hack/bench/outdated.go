@@ -39,7 +39,10 @@ package runs v1.0.0, and each configuration depends on one provider at
 ` + "`>=v1.0.0 <v2.0.0`" + ` in the Lock, so that provider's WANTED is v1.1.0. The package objects, their status and the Lock are written
 as the package manager would; no package manager runs. **API requests** are
 counted from the ` + "`-v=6`" + ` log (warm discovery cache): one LIST per package
-kind, the Lock and the ImageConfigs. **Registry requests** are
+kind, one LIST of the provider revisions (for the FAMILY label of each
+provider's running revision: this cluster has providers, so outdated asks,
+though no revision is written here and no provider is in a family), the Lock
+and the ImageConfigs. **Registry requests** are
 counted by a reverse proxy on 127.0.0.1 in front of the registry, through
 which the packages' references point; the other registry requests read the
 meta object of each version a package would move to (its manifest and the
@@ -117,67 +120,16 @@ func registryKinds(reqs []string) (lists, heads, pings, other int) {
 
 func runOutdated(cfg *config, r *report) error {
 	r.para(outdatedMethod)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	env, err := startEnv(cfg.envDir+"-outdated", cfg.k8sBin, false)
+	flat, err := measureOutdated(cfg, "", outdatedTotal(), populate, checkOutdated)
 	if err != nil {
 		return err
 	}
-	defer stopEnv(env)
-	counter, err := startRegCounter(env.Registry.Host)
-	if err != nil {
-		return err
-	}
-	defer counter.srv.Close()
-	// The plugin authenticates to the proxy with the registry's user.
-	if err := writeDockerConfig(filepath.Join(cfg.tmp, "docker"), counter.host(), env.Registry.Username, env.Registry.Password); err != nil {
-		return err
-	}
-	os.Setenv("DOCKER_CONFIG", filepath.Join(cfg.tmp, "docker"))
-	dyn, err := env.DynamicClient(testenv.ContextAdmin)
-	if err != nil {
-		return err
-	}
-	auth := remote.WithAuth(&authn.Basic{Username: env.Registry.Username, Password: env.Registry.Password})
-	if err := populate(ctx, dyn, env.Registry.Host, counter.host(), auth); err != nil {
-		return err
-	}
-	cache := filepath.Join(cfg.tmp, "outdated-cache")
-	args := []string{"outdated", "--kubeconfig", env.Kubeconfig, "--cache-dir", cache}
-	// Warm the discovery cache, and check the report.
-	out, _, err := cmd(cfg.bin, append(args, "-o", "json")...)
-	if err != nil {
-		return err
-	}
-	if err := checkOutdated(out); err != nil {
-		return err
-	}
-	counter.take()
-	_, stderr, err := cmd(cfg.bin, append(args, "-v=6")...)
-	if err != nil {
-		return err
-	}
-	var api []string
-	for _, q := range parseRequests(stderr) {
-		if !q.discovery {
-			api = append(api, q.verb+" "+q.path)
-		}
-	}
-	slices.Sort(api)
-	lists, heads, pings, other := registryKinds(counter.take())
-	res, err := measure.Interleave(cfg.runs,
-		measure.Command{Bin: cfg.bin, Args: args},
-		measure.Command{Bin: cfg.bin, Args: []string{"get", "--kubeconfig", env.Kubeconfig, "--cache-dir", cache}})
-	if err != nil {
-		return err
-	}
-	total := 0
-	for _, p := range outdatedPackages {
-		total += p.n
-	}
+	total := flat.packages
+	lists, heads, pings, other := registryKinds(flat.registry)
+	res := flat.res
 	r.printf("%d packages in %d repositories, %d runs each, taking turns.\n\n", total, total, cfg.runs)
 	r.printf("| | count | per repository |\n|---|---|---|\n")
-	r.printf("| API requests (discovery cached) | %d: %s | — |\n", len(api), strings.Join(api, ", "))
+	r.printf("| API requests (discovery cached) | %d: %s | — |\n", len(flat.api), strings.Join(flat.api, ", "))
 	r.printf("| registry tag lists | %d | %.1f |\n", lists, float64(lists)/float64(total))
 	r.printf("| registry manifest HEADs | %d | %.1f |\n", heads, float64(heads)/float64(total))
 	r.printf("| registry /v2/ authentication pings | %d | %.1f |\n", pings, float64(pings)/float64(total))
@@ -186,7 +138,90 @@ func runOutdated(cfg *config, r *report) error {
 	r.printf("| kubectl-xpkg outdated | %s | %s |\n", ms(res[0].Wall), rssOf(res[0].RSS, res[0].Floor))
 	r.printf("| kubectl-xpkg get | %s | %s |\n\n", ms(res[1].Wall), rssOf(res[1].RSS, res[1].Floor))
 	r.printf("outdated / get: %s; the registry's share: %s for %d repositories.\n\n", ratio(res[0].Wall, res[1].Wall), ms(res[0].Wall-res[1].Wall), total)
-	return nil
+	return runOutdatedFamily(cfg, r, flat)
+}
+
+func outdatedTotal() int {
+	total := 0
+	for _, p := range outdatedPackages {
+		total += p.n
+	}
+	return total
+}
+
+// outdatedRun is what one cluster's measurement found.
+type outdatedRun struct {
+	packages int
+	// api are the -v=6 run's API requests (not discovery), sorted;
+	// registry its registry requests, as the counting proxy saw them.
+	api, registry []string
+	// res are outdated's and get's figures, taking turns.
+	res []measure.Result
+}
+
+// populateFunc fills a fresh cluster and registry: it pushes through
+// registry and names the references through refHost (the counting proxy).
+type populateFunc func(ctx context.Context, dyn dynamic.Interface, registry, refHost string, auth remote.Option) error
+
+// measureOutdated starts a local API server and registry (in the section's
+// env directory plus suffix) behind a counting proxy, populates them,
+// checks `outdated -o json` with check (which also warms the discovery
+// cache), counts the requests of one -v=6 run, and times outdated taking
+// turns with get; the servers are stopped at the end.
+func measureOutdated(cfg *config, suffix string, packages int, populate populateFunc, check func(string) error) (outdatedRun, error) {
+	run := outdatedRun{packages: packages}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	env, err := startEnv(cfg.envDir+"-outdated"+suffix, cfg.k8sBin, false)
+	if err != nil {
+		return run, err
+	}
+	defer stopEnv(env)
+	counter, err := startRegCounter(env.Registry.Host)
+	if err != nil {
+		return run, err
+	}
+	defer counter.srv.Close()
+	// The plugin authenticates to the proxy with the registry's user.
+	docker := filepath.Join(cfg.tmp, "docker"+suffix)
+	if err := writeDockerConfig(docker, counter.host(), env.Registry.Username, env.Registry.Password); err != nil {
+		return run, err
+	}
+	os.Setenv("DOCKER_CONFIG", docker)
+	dyn, err := env.DynamicClient(testenv.ContextAdmin)
+	if err != nil {
+		return run, err
+	}
+	auth := remote.WithAuth(&authn.Basic{Username: env.Registry.Username, Password: env.Registry.Password})
+	if err := populate(ctx, dyn, env.Registry.Host, counter.host(), auth); err != nil {
+		return run, err
+	}
+	cache := filepath.Join(cfg.tmp, "outdated-cache"+suffix)
+	args := []string{"outdated", "--kubeconfig", env.Kubeconfig, "--cache-dir", cache}
+	// Warm the discovery cache, and check the report.
+	out, _, err := cmd(cfg.bin, append(args, "-o", "json")...)
+	if err != nil {
+		return run, err
+	}
+	if err := check(out); err != nil {
+		return run, err
+	}
+	counter.take()
+	_, stderr, err := cmd(cfg.bin, append(args, "-v=6")...)
+	if err != nil {
+		return run, err
+	}
+	for _, q := range parseRequests(stderr) {
+		if !q.discovery {
+			run.api = append(run.api, q.verb+" "+q.path)
+		}
+	}
+	slices.Sort(run.api)
+	run.registry = counter.take()
+	run.res, err = measure.Interleave(cfg.runs,
+		measure.Command{Bin: cfg.bin, Args: args},
+		measure.Command{Bin: cfg.bin, Args: []string{"get", "--kubeconfig", env.Kubeconfig, "--cache-dir", cache}})
+	return run, err
 }
 
 // populate pushes the repositories (through registry, directly) and writes
@@ -220,7 +255,7 @@ func populate(ctx context.Context, dyn dynamic.Interface, registry, refHost stri
 					return err
 				}
 			}
-			rev := name + "-" + d.Hex[:12]
+			rev := benchRevisionName(name, d)
 			u := &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "pkg.crossplane.io/v1", "kind": p.kind,
 				"metadata": map[string]any{"name": name},
