@@ -77,11 +77,7 @@ func (s *mirrorSetup) mirrored(t *testing.T, ref string) string {
 // layer is the digest of ref's (one) layer.
 func (s *mirrorSetup) layer(t *testing.T, ref string) string {
 	t.Helper()
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := remote.Image(r, remote.WithAuth(&authn.Basic{Username: s.src.Username, Password: s.src.Password}))
+	img, err := remote.Image(s.parse(t, ref), s.srcAuth())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,13 +92,22 @@ func (s *mirrorSetup) layer(t *testing.T, ref string) string {
 	return d.String()
 }
 
-func (s *mirrorSetup) source(t *testing.T, ref string) string {
+func (s *mirrorSetup) parse(t *testing.T, ref string) name.Reference {
 	t.Helper()
 	r, err := name.ParseReference(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := remote.Head(r, remote.WithAuth(&authn.Basic{Username: s.src.Username, Password: s.src.Password}))
+	return r
+}
+
+func (s *mirrorSetup) srcAuth() remote.Option {
+	return remote.WithAuth(&authn.Basic{Username: s.src.Username, Password: s.src.Password})
+}
+
+func (s *mirrorSetup) source(t *testing.T, ref string) string {
+	t.Helper()
+	d, err := remote.Head(s.parse(t, ref), s.srcAuth())
 	if err != nil {
 		t.Fatal(err)
 	}
