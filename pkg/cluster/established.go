@@ -4,12 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
@@ -22,8 +18,6 @@ var definitionResources = map[string]string{
 	"ManagedResourceDefinition":   "managedresourcedefinitions",
 	"CompositeResourceDefinition": "compositeresourcedefinitions",
 }
-
-var eventResource = schema.GroupVersionResource{Version: "v1", Resource: "events"}
 
 // Definition is the state of one definition a revision installed.
 type Definition struct {
@@ -273,152 +267,4 @@ func definitionState(ref installed.ObjectRef, d *definitionDoc) Definition {
 		}
 	}
 	return def
-}
-
-// addWarnings sets each definition's newest Warning event since the
-// given time, and its Failure when that is terminal: one list of events
-// for each kind. Events are a hint: a list that fails adds nothing.
-func (c *Cluster) addWarnings(ctx context.Context, defs []Definition, since time.Time) {
-	byKind := map[string]map[string]*unstructured.Unstructured{}
-	for _, def := range defs {
-		if _, ok := byKind[def.Ref.Kind]; !ok {
-			byKind[def.Ref.Kind] = c.newestWarnings(ctx, def.Ref.Kind, since)
-		}
-	}
-	for i := range defs {
-		e := byKind[defs[i].Ref.Kind][defs[i].Ref.Name]
-		if e == nil || defs[i].stale {
-			continue
-		}
-		reason, _, _ := unstructured.NestedString(e.Object, "reason")
-		msg, _, _ := unstructured.NestedString(e.Object, "message")
-		defs[i].Warning = reason + ": " + msg
-		if terminalWarning(e) {
-			defs[i].Failure = defs[i].Warning
-		}
-	}
-}
-
-// newestWarnings maps the objects of a kind to their newest Warning
-// event since the given time.
-func (c *Cluster) newestWarnings(ctx context.Context, kind string, since time.Time) map[string]*unstructured.Unstructured {
-	sel := fmt.Sprintf("involvedObject.kind=%s,type=Warning", kind)
-	l, err := c.dyn.Resource(eventResource).List(ctx, metav1.ListOptions{FieldSelector: sel})
-	if err != nil {
-		return nil
-	}
-	out := map[string]*unstructured.Unstructured{}
-	for i := range l.Items {
-		e := &l.Items[i]
-		name, _, _ := unstructured.NestedString(e.Object, "involvedObject", "name")
-		t := eventTime(e)
-		if t.Before(since.Truncate(time.Second)) {
-			continue
-		}
-		if prev := out[name]; prev == nil || t.After(eventTime(prev)) {
-			out[name] = e
-		}
-	}
-	return out
-}
-
-// terminalWarning tells a warning that will not go away by itself: the
-// API server rejected what the controller applies as invalid (it will
-// reject it again), or the controller has failed the same way at least
-// three times, backing off in between. A conflict while a definition is
-// first created (its CRD "already exists") clears on the next try.
-func terminalWarning(e *unstructured.Unstructured) bool {
-	msg, _, _ := unstructured.NestedString(e.Object, "message")
-	if strings.Contains(msg, "Invalid value") || strings.Contains(msg, " is invalid") {
-		return true
-	}
-	n, _, _ := unstructured.NestedInt64(e.Object, "count")
-	if sn, ok, _ := unstructured.NestedInt64(e.Object, "series", "count"); ok {
-		n = max(n, sn)
-	}
-	return n >= 3
-}
-
-// DefinedCRDs names the CRDs the package's current revision defines: its
-// CRDs, the CRDs of its MRDs (same name), and of its XRDs the composite's
-// and the claim's.
-func (c *Cluster) DefinedCRDs(ctx context.Context, p *installed.Package) ([]string, error) {
-	revs, err := c.Revisions(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	var xrds []installed.ObjectRef
-	for _, r := range revs {
-		if r.Name != p.CurrentRevision {
-			continue
-		}
-		for _, ref := range r.Objects {
-			switch ref.Kind {
-			case "CustomResourceDefinition", "ManagedResourceDefinition":
-				out = append(out, ref.Name)
-			case "CompositeResourceDefinition":
-				out = append(out, ref.Name)
-				xrds = append(xrds, ref)
-			}
-		}
-	}
-	claims, err := c.claimCRDs(ctx, xrds)
-	return append(out, claims...), err
-}
-
-// claimCRDs names the claim CRDs of XRDs that offer one: a few XRDs are
-// read one GET each, at once; more with one list of XRDs. An XRD that
-// cannot be read adds nothing (its claim CRD is then not counted).
-func (c *Cluster) claimCRDs(ctx context.Context, xrds []installed.ObjectRef) ([]string, error) {
-	claim := func(d *definitionDoc) string {
-		if d.Spec.ClaimNames == nil || d.Spec.ClaimNames.Plural == "" || d.Spec.Group == "" {
-			return ""
-		}
-		return d.Spec.ClaimNames.Plural + "." + d.Spec.Group
-	}
-	names := make([]string, len(xrds))
-	if len(xrds) <= fewCRDs {
-		_ = forEach(len(xrds), fewCRDs, func(i int) error {
-			gvr, _ := definitionResource(xrds[i])
-			u, err := c.dyn.Resource(gvr).Get(ctx, xrds[i].Name, metav1.GetOptions{})
-			if err == nil {
-				if d, err := toDefinition(u); err == nil {
-					names[i] = claim(d)
-				}
-			}
-			return nil
-		})
-		return slices.DeleteFunc(names, func(s string) bool { return s == "" }), nil
-	}
-	src, err := c.definitions()
-	if err != nil {
-		return nil, err
-	}
-	want := map[string]int{}
-	for i, x := range xrds {
-		want[x.APIVersion+"/"+x.Name] = i
-	}
-	for _, gv := range uniqueAPIVersions(xrds) {
-		gvr, _ := definitionResource(installed.ObjectRef{Kind: "CompositeResourceDefinition", APIVersion: gv})
-		_, err := src.list(ctx, gvr, func(d *definitionDoc) {
-			if i, ok := want[gv+"/"+d.Metadata.Name]; ok {
-				names[i] = claim(d)
-			}
-		})
-		if err != nil {
-			return nil, fmt.Errorf("list CompositeResourceDefinitions: %w", err)
-		}
-	}
-	return slices.DeleteFunc(names, func(s string) bool { return s == "" }), nil
-}
-
-func uniqueAPIVersions(refs []installed.ObjectRef) []string {
-	var out []string
-	for _, r := range refs {
-		if !slices.Contains(out, r.APIVersion) {
-			out = append(out, r.APIVersion)
-		}
-	}
-	return out
 }
