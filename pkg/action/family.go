@@ -71,7 +71,7 @@ func providerFamilies(pkgs []*installed.Package, running func(*installed.Package
 			out = append(out, f)
 		}
 		m := familyMember{pkg: p, rev: rev}
-		if path.Base(reference.Repository(m.image())) == f.name {
+		if namesFamily(reference.Repository(m.image()), f.name) {
 			f.providers = append(f.providers, m)
 		} else {
 			f.members = append(f.members, m)
@@ -79,6 +79,10 @@ func providerFamilies(pkgs []*installed.Package, running func(*installed.Package
 	}
 	return out
 }
+
+// namesFamily: the repository is the family provider's, named after
+// the family.
+func namesFamily(repo, family string) bool { return path.Base(repo) == family }
 
 // FamilyOf is the family of the package whose running revision is rev
 // ("" for none: no revision, not a provider, no label).

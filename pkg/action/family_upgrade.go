@@ -84,7 +84,7 @@ func familyItems(items []*Item, family string) ([]*Item, error) {
 		return nil, fmt.Errorf("no installed provider belongs to the family %s (kubectl xpkg get providers -o wide shows each provider's FAMILY)", family)
 	}
 	slices.SortStableFunc(fam, func(a, b *Item) int {
-		fa, fb := isFamilyProvider(a, family), isFamilyProvider(b, family)
+		fa, fb := namesFamily(a.repo, family), namesFamily(b.repo, family)
 		switch {
 		case fa && !fb:
 			return -1
@@ -99,10 +99,6 @@ func familyItems(items []*Item, family string) ([]*Item, error) {
 		}
 	}
 	return fam, nil
-}
-
-func isFamilyProvider(it *Item, family string) bool {
-	return it.repo[strings.LastIndex(it.repo, "/")+1:] == family
 }
 
 // familyVersion is the newest complete semantic version every provider of
