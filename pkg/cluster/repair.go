@@ -151,7 +151,7 @@ func lockEntryIndex(u *unstructured.Unstructured, name, src string) int {
 // patch whose tests are the definition's UID and the reference at its
 // index, found again in the definition as it is now.
 func (c *Cluster) RemoveOwnerReference(ctx context.Context, resource, name, uid, ownerUID string, dryRun bool) error {
-	gvr, err := definitionGVR(resource)
+	gvr, err := DefinitionGVR(resource)
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func (c *Cluster) RemoveOwnerReference(ctx context.Context, resource, name, uid,
 // DefinitionObject reads a CRD or MRD (resource is ResourceCRDs or
 // ResourceMRDs) as it is stored, nil when it is gone.
 func (c *Cluster) DefinitionObject(ctx context.Context, resource, name string) (*unstructured.Unstructured, error) {
-	gvr, err := definitionGVR(resource)
+	gvr, err := DefinitionGVR(resource)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,9 @@ func patchOptions(dryRun bool) metav1.PatchOptions {
 	return o
 }
 
-func definitionGVR(resource string) (schema.GroupVersionResource, error) {
+// DefinitionGVR is where definitions of resource (ResourceCRDs or
+// ResourceMRDs) are served.
+func DefinitionGVR(resource string) (schema.GroupVersionResource, error) {
 	switch resource {
 	case ResourceCRDs:
 		return crdResource, nil

@@ -173,12 +173,18 @@ func retryOnConflict(ctx context.Context, b wait.Backoff, fn func() error) error
 
 // Activate sets a revision's desired state to Active.
 func (c *Cluster) Activate(ctx context.Context, r *installed.Revision) error {
+	return c.setDesiredState(ctx, r, "Active", "activation", false)
+}
+
+// setDesiredState sets a revision's spec.desiredState; what names the
+// write in errors (activation, deactivation).
+func (c *Cluster) setDesiredState(ctx context.Context, r *installed.Revision, state, what string, dryRun bool) error {
 	rc, err := c.client(r.Kind)
 	if err != nil {
 		return err
 	}
 	// The revision read, not one deleted and made again since.
-	ops := []map[string]any{{"op": "add", "path": "/spec/desiredState", "value": "Active"}}
+	ops := []map[string]any{{"op": "add", "path": "/spec/desiredState", "value": state}}
 	if uid := r.UID(); uid != "" {
 		ops = append([]map[string]any{{"op": "test", "path": "/metadata/uid", "value": uid}}, ops...)
 	}
@@ -186,7 +192,11 @@ func (c *Cluster) Activate(ctx context.Context, r *installed.Revision) error {
 	if err != nil {
 		return err
 	}
-	_, err = rc.Patch(ctx, r.Name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	opts := metav1.PatchOptions{FieldManager: FieldManager}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	_, err = rc.Patch(ctx, r.Name, types.JSONPatchType, patch, opts)
 	if apierrors.IsInvalid(err) && r.UID() != "" {
 		// The one test is the UID (see failedTest).
 		now, gerr := rc.Get(ctx, r.Name, metav1.GetOptions{})
@@ -200,5 +210,5 @@ func (c *Cluster) Activate(ctx context.Context, r *installed.Revision) error {
 			pkg += "/" + name
 		}
 	}
-	return unanswered(err, "activation of revision "+r.Name, pkg)
+	return unanswered(err, what+" of revision "+r.Name, pkg)
 }

@@ -217,7 +217,7 @@ func (c *Cluster) WaitDeleted(ctx context.Context, p *installed.Package, d time.
 			if lu, err := w.factory.ForResource(gvr).Lister().Get(name); err == nil {
 				if u, ok := lu.(*unstructured.Unstructured); ok {
 					for _, lp := range c.dialect.ReadLock(u) {
-						if installed.SameRepo(lp.Source, p.Source) {
+						if installed.SameRepo(lp.Source, p.Source) && !c.othersRevision(w, p, lp.Name) {
 							pending = append(pending, "the Lock still lists "+lp.Name)
 						}
 					}
@@ -227,6 +227,17 @@ func (c *Cluster) WaitDeleted(ctx context.Context, p *installed.Package, d time.
 		return len(pending) == 0, nil
 	})
 	return timeout(err, "deletion of "+what, d, pending)
+}
+
+// othersRevision: the Lock entry's revision is another package's of the
+// same source (during a rename), which the deletion leaves.
+func (c *Cluster) othersRevision(w *watcher, p *installed.Package, name string) bool {
+	rk := c.dialect.RevisionKind(p.Kind)
+	if rk == "" {
+		return false
+	}
+	u := w.cached(rk, name)
+	return u != nil && !c.dialect.IsRevisionOf(p, u)
 }
 
 // heldBy says what keeps an object whose deletion was asked for: its
