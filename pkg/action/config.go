@@ -1,6 +1,7 @@
 package action
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -130,3 +131,6 @@ func (c *Config) Open(ctx context.Context, ref string, so source.Options) (*sour
 // Said tells Progress that a package was read (for reads that do not go
 // through Open).
 func (c *Config) Said(i source.Info) { fmt.Fprintln(c.Events.progress(), i.Describe()) }
+
+// namespace is Crossplane's namespace, where the runtimes run.
+func (c *Config) namespace() string { return cmp.Or(c.XPNamespace, "crossplane-system") }

@@ -252,8 +252,8 @@ func (s *state) twinNames() []Finding {
 			continue
 		}
 		out = append(out, Finding{Rule: RuleTwinName, Severity: Warning, Object: p.KindName(),
-			Message: fmt.Sprintf("%s installs %s, which %s depend(s) on, under a name other than the one Crossplane's resolver gives it (%s): whenever the Lock has no entry for %s, during an upgrade of %s say, the resolver installs it again as %s/%s and the Lock holds two nodes for it; to move it to that name, install it as %s (kubectl xpkg install %s %s --force) and delete %s: the Lock holds two nodes until the deletion is done",
-				p.KindName(), repo, strings.Join(by, ", "), want, repo, p.KindName(), strings.ToLower(p.Kind), want, want, p.Source, want, p.KindName())})
+			Message: fmt.Sprintf("%s installs %s, which %s depend(s) on, under a name other than the one Crossplane's resolver gives it (%s): whenever the Lock has no entry for %s, during an upgrade of %s say, the resolver installs it again as %s/%s and the Lock holds two nodes for it; give it that name, keeping what it installed: kubectl xpkg rename %s",
+				p.KindName(), repo, strings.Join(by, ", "), want, repo, p.KindName(), strings.ToLower(p.Kind), want, p.KindName())})
 	}
 	return out
 }

@@ -65,6 +65,12 @@ const (
 
 	// Install's: what the install would do to the Lock.
 	RuleTwinInstall = "twin-install"
+	// Rename's: whether the hand-over can be proven, and what it does.
+	RuleRenameState    = "rename-state"
+	RuleRenameTarget   = "rename-target"
+	RuleRenameRelease  = "rename-release"
+	RuleRenameGitOps   = "rename-gitops"
+	RuleRenameHandOver = "rename-handover"
 	// plan -f's: a manifest edits a package's spec beyond its package.
 	RuleSpecChange = "spec-change"
 	// plan -f --offline's: what only the cluster could check.
@@ -110,7 +116,7 @@ var Rules = []RuleDoc{
 	{RuleInvalidPackage, changeVerbs, "blocking: the target's meta object has a label or annotation that is no string, which Crossplane refuses"},
 	{RuleDowngrade, changeVerbs, "blocking for upgrade (use rollback), info for rollback: the target is older than what runs"},
 	{RuleManualActivation, changeVerbs, "info: the package activates revisions by hand and the change has no --activate"},
-	{RuleRuntimeRestart, changeVerbs, "info: the change restarts the provider's or function's runtime (a Deployment per revision)"},
+	{RuleRuntimeRestart, []string{ActionUpgrade, ActionRollback, ActionRename}, "info: the change restarts the provider's or function's runtime (a Deployment per revision); rename: it stops until the new package's revision runs it"},
 	{RuleDependents, []string{ActionUninstall}, "blocking: another installed package depends on it (according to the Lock)"},
 	{RuleExplicitDependency, []string{ActionUninstall}, "info: with --with-dependencies, a dependency nothing else needs was installed explicitly, not by the package manager: it stays"},
 	{RuleLockUnresolved, changeVerbs, "blocking: the Lock holds two nodes for one source (no change becomes healthy until one goes: see doctor); warning: the Lock is otherwise not resolved"},
@@ -119,7 +125,7 @@ var Rules = []RuleDoc{
 	{RulePinnedDependency, changeVerbs, "blocking: the target names a digest and an installed package depends on this one with a version range: Crossplane records the digest in the Lock, cannot match it against the range, and the dependent turns unhealthy"},
 	{RuleDuplicateLockNode, doctorVerb, "blocking: the Lock holds two entries for one source (two revisions of one package, or two packages of one repository): Crossplane builds no dependency graph and every package may turn unhealthy; names both and the one Crossplane keeps"},
 	{RuleDependencyUnresolved, doctorVerb, "blocking: the Lock is not resolved, or a package's current revision cannot resolve its dependencies: the message, and every package whose constraint on the sources it names takes part"},
-	{RuleTwinName, []string{ActionDoctor, ActionInstall}, "warning (doctor): a package others depend on is installed under a name other than the resolver's for its repository: the resolver can install a twin; blocking (install): the name installed would be such a name"},
+	{RuleTwinName, []string{ActionDoctor, ActionInstall, ActionRename}, "warning (doctor): a package others depend on is installed under a name other than the resolver's for its repository: the resolver can install a twin (kubectl xpkg rename gives it that name); blocking (install, rename): the name given would be such a name"},
 	{RuleTwinInstall, []string{ActionInstall}, "blocking: another package installs the same repository already: two nodes for one source in the Lock, and no package's dependencies resolve"},
 	{RuleStaleLockEntry, doctorVerb, "warning: a Lock entry whose revision is gone or inactive, or that lacks a name, source, type or a dependency's package or type"},
 	{RuleManualInactive, doctorVerb, "warning: a package under Manual activation has no active revision: it runs nothing"},
@@ -139,6 +145,11 @@ var Rules = []RuleDoc{
 	{RuleCrossplaneManual, doctorVerb, "blocking for a provider or function, warning for a configuration: under Manual activation, the new revision the target makes stays inactive and the running one is deactivated: offline until someone activates it"},
 	{RuleCrossplaneTwin, doctorVerb, "blocking: a package others depend on, under a name other than the resolver's, when the target replaces every revision: the resolver can install a twin and take every package down"},
 	{RuleCrossplaneConstraint, doctorVerb, "blocking: a package's Crossplane constraint (its meta object's spec.crossplane.version, read from its registry) excludes the target; warning when it cannot be read, once with --offline"},
+	{RuleRenameState, []string{ActionRename}, "blocking: the package is paused, being deleted, has no active healthy current revision, or what the rename needs could not be read: nothing would prove the hand-over"},
+	{RuleRenameTarget, []string{ActionRename}, "blocking: the new name is taken by a package of the kind, or is no valid name"},
+	{RuleRenameRelease, []string{ActionRename}, "blocking: the running Crossplane is not v2.3 or v2.4 (or its version cannot be read), the releases whose hand-over between packages rename was built on"},
+	{RuleRenameGitOps, []string{ActionRename}, "blocking: Argo CD, Flux or Helm manages the package (its tracking label or annotation): it would put it back under its old name, a twin"},
+	{RuleRenameHandOver, []string{ActionRename}, "info: what the package manager does with the CRDs, MRDs and other objects on the running release while they change hands, and the dependents whose dependency is missing meanwhile"},
 	{RuleSpecChange, []string{ActionPlanFiles}, "info: a manifest edits a package's spec beyond its package, and what that does on the running Crossplane; warning when, under Manual activation from v2.4, the running revision stops"},
 	{RuleOffline, []string{ActionPlanFiles}, "with --offline, what only the cluster can check: warning, once per plan, when the target drops a CRD's kind or served version (live objects are not counted); info when it has a Crossplane constraint (not checked)"},
 }

@@ -1,0 +1,213 @@
+package action
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+)
+
+// stateFindings: a rename proves itself by the new package ending where
+// the old one is, installed, healthy and in control, so it starts only
+// from a package that is: not paused, not being deleted, with an active,
+// healthy current revision, and from a complete read of the state.
+func (r *Rename) stateFindings(s *state, rp *RenamePlan) []Finding {
+	p := rp.old
+	var why []string
+	for _, u := range s.unread {
+		why = append(why, "what it needs could not be read ("+u+")")
+	}
+	if p.Object.GetDeletionTimestamp() != nil {
+		why = append(why, "it is being deleted")
+	}
+	if p.Object.GetAnnotations()[cluster.PausedAnnotation] == "true" {
+		why = append(why, "it is paused ("+cluster.PausedAnnotation+")")
+	}
+	cur := s.revByName[p.CurrentRevision]
+	switch {
+	case cur == nil:
+		why = append(why, "it has no current revision")
+	case !isActive(cur):
+		why = append(why, fmt.Sprintf("its current revision %s is not active (activate it first: kubectl xpkg upgrade %s --activate)", cur.Name, p.KindName()))
+	}
+	if rd := rp.ready; !rd.Ready {
+		why = append(why, "it is not installed and healthy ("+strings.Join(rd.Pending, ", ")+"): kubectl xpkg describe "+p.KindName()+" says why")
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return []Finding{{Rule: RuleRenameState, Severity: Blocking, Object: p.KindName(),
+		Message: fmt.Sprintf("%s cannot be renamed as it stands: %s; a rename checks its work by the new package ending installed, healthy and in control", p.KindName(), strings.Join(why, "; "))}}
+}
+
+// targetFindings: the new name must be free and valid, and when others
+// depend on the package, the resolver's: between the old revision leaving
+// the Lock and the new one entering it, the resolver installs a missing
+// dependency under its own name, and only a package already there under
+// that name (the paused new one) stops it.
+func (r *Rename) targetFindings(s *state, rp *RenamePlan) []Finding {
+	p, name := rp.old, rp.newName
+	obj := installed.KindName(p.Kind, name)
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return []Finding{{Rule: RuleRenameTarget, Severity: Blocking, Object: obj, Message: fmt.Sprintf("%s is no valid package name: %s", name, strings.Join(errs, "; "))}}
+	}
+	if taken := s.pkgByKey[obj]; taken != nil {
+		return []Finding{{Rule: RuleRenameTarget, Severity: Blocking, Object: obj,
+			Message: fmt.Sprintf("%s exists already (it installs %s): give another name, or delete it first", obj, taken.Source)}}
+	}
+	for _, lp := range installed.Dependents(s.lock, rp.source) {
+		if d, _ := s.owner(lp.Name); d != nil && !slices.Contains(rp.dependents, d) {
+			rp.dependents = append(rp.dependents, d)
+		}
+	}
+	rp.Dependents = dependentNames(rp.dependents)
+	want := resolverName(rp.source)
+	if len(rp.dependents) == 0 || name == want {
+		return nil
+	}
+	return []Finding{{Rule: RuleTwinName, Severity: Blocking, Object: obj,
+		Message: fmt.Sprintf("%s depend(s) on %s, and Crossplane's resolver names it %s: while the rename hands it over, the Lock has no entry for it and the resolver installs %s/%s, a twin; rename it to %s (the default)",
+			shortNames(rp.Dependents), rp.source, want, strings.ToLower(p.Kind), want, want)}}
+}
+
+// lockFindings are doctor's blocking findings about the Lock as a whole
+// (no package resolves while they stand) or about the package and what
+// it installed: the rename waits for the Lock to resolve, and hands over
+// what it installed.
+func (r *Rename) lockFindings(s *state, rp *RenamePlan) []Finding {
+	ours := map[string]bool{rp.old.KindName(): true, "lock/lock": true}
+	for _, o := range rp.objects {
+		ours[o.name] = true
+		ours[o.obj] = true
+	}
+	var out []Finding
+	for _, rule := range []func() []Finding{s.duplicateNodes, s.unresolved, s.controlConflicts, s.storedUndefined, s.objectsMissing} {
+		for _, f := range rule() {
+			if f.Severity == Blocking && (ours[f.Object] || f.Rule == RuleDuplicateLockNode || f.Rule == RuleDependencyUnresolved) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// renameReleases are the Crossplane minor releases whose hand-over rename
+// was built on (their package manager's source read): v2.3 takes no
+// control an active controller holds; v2.4 takes it only from a revision
+// of the same package.
+var renameReleases = []string{"v2.3", "v2.4"}
+
+// releaseFinding: the order of the rename is what these releases need;
+// another release may hand objects over otherwise.
+func releaseFinding(rp *RenamePlan) []Finding {
+	v := rp.Crossplane
+	if v != "" && slices.ContainsFunc(renameReleases, func(minor string) bool { return v == minor || strings.HasPrefix(v, minor+".") }) {
+		return nil
+	}
+	what := "the running Crossplane's version could not be read (its Deployment crossplane, --crossplane-namespace)"
+	if v != "" {
+		what = "Crossplane " + v + " runs"
+	}
+	return []Finding{{Rule: RuleRenameRelease, Severity: Blocking, Object: rp.Package,
+		Message: fmt.Sprintf("%s: rename knows how Crossplane %s hand objects between packages, and no other release", what, strings.Join(renameReleases, " and "))}}
+}
+
+// gitOpsMarks are the labels and annotations GitOps tools track their
+// objects by: such a tool puts back the package under its old name (a
+// twin) or prunes the new one.
+var gitOpsMarks = []struct{ key, tool string }{
+	{"argocd.argoproj.io/tracking-id", "Argo CD"},
+	{"argocd.argoproj.io/instance", "Argo CD"},
+	{"kustomize.toolkit.fluxcd.io/name", "Flux"},
+	{"helm.toolkit.fluxcd.io/name", "Flux"},
+	{"meta.helm.sh/release-name", "Helm"},
+}
+
+// gitOpsFindings: a package a GitOps tool manages comes back under its
+// old name after the rename: two packages of one source, and every
+// package unhealthy.
+func gitOpsFindings(p *installed.Package) []Finding {
+	for _, m := range gitOpsMarks {
+		if p.Object.GetLabels()[m.key] != "" || p.Object.GetAnnotations()[m.key] != "" {
+			return []Finding{{Rule: RuleRenameGitOps, Severity: Blocking, Object: p.KindName(),
+				Message: fmt.Sprintf("%s is managed by %s (%s): it would install it again under its old name, a twin that takes every package down; suspend its sync, rename, change the name in the source it syncs, then resume (or pass --force)", p.KindName(), m.tool, m.key)}}
+		}
+	}
+	return nil
+}
+
+// isGitOpsMark tells a label or annotation a GitOps tool tracks by: the
+// new package does not copy it.
+func isGitOpsMark(key string) bool {
+	return slices.ContainsFunc(gitOpsMarks, func(m struct{ key, tool string }) bool { return m.key == key })
+}
+
+// handOverFindings say what the package manager does with the objects on
+// the running release, and what stops meanwhile.
+func handOverFindings(rp *RenamePlan) []Finding {
+	p := rp.old
+	var crds, mrds, other int
+	for _, o := range rp.objects {
+		switch o.gvr.Resource {
+		case cluster.ResourceCRDs:
+			crds++
+		case cluster.ResourceMRDs:
+			mrds++
+		default:
+			other++
+		}
+	}
+	v := rp.Crossplane
+	msg := fmt.Sprintf("%s installed %d CRDs, %d MRDs and %d other objects (%d live objects of their kinds); Crossplane %s hands an object to another package's revision only once released, so %s is paused and its revision deactivated: it leaves the Lock and releases control (its owner reference stays, so nothing is deleted; rename releases what its status.objectRefs misses); then %s's revision takes control of each; an MRD keeps control of its CRD throughout. Not Manual activation: on v2.4 the edit that sets it makes another revision, which enters the Lock beside the running one",
+		p.KindName(), crds, mrds, other, rp.Live, orUnknown(v), p.KindName(), rp.To)
+	out := []Finding{{Rule: RuleRenameHandOver, Severity: Info, Object: p.KindName(), Count: count(int64(len(rp.objects))), Message: msg}}
+	if len(rp.dependents) > 0 {
+		out = append(out, Finding{Rule: RuleRenameHandOver, Severity: Info, Object: p.KindName(), Count: count(int64(len(rp.dependents))),
+			Message: fmt.Sprintf("%s depend(s) on it: until %s enters the Lock their dependency is missing and they report it; the resolver finds %s already there (paused) and installs nothing", shortNames(rp.Dependents), rp.To, rp.To)})
+	}
+	if runtimeKind(p.Kind) {
+		out = append(out, Finding{Rule: RuleRuntimeRestart, Severity: Info, Object: p.KindName(),
+			Message: fmt.Sprintf("the runtime of %s stops when its revision is deactivated, and %s's starts only after: nothing reconciles its kinds in between, and its webhooks answer from %s's Service once it runs", p.KindName(), rp.To, rp.newName)})
+	}
+	return out
+}
+
+func orUnknown(v string) string {
+	if v == "" {
+		return "(release unknown)"
+	}
+	return v
+}
+
+// steps are the rename's steps, in the order Apply takes them.
+func (rp *RenamePlan) steps() []string {
+	p, to := rp.old, rp.To
+	out := []string{
+		fmt.Sprintf("create %s paused (%s), with the spec of %s: it holds the name the resolver would install the dependency under", to, cluster.PausedAnnotation, p.KindName()),
+	}
+	out = append(out,
+		fmt.Sprintf("pause %s (%s) and deactivate %s, and wait until it has left the Lock, released control of %d objects and its runtime has stopped", p.KindName(), cluster.PausedAnnotation, revisionNames(rp.revs), len(rp.objects)),
+		fmt.Sprintf("unpause %s%s", to, map[bool]string{true: " and activate its revision (Manual activation)"}[rp.policy == "Manual"]),
+		fmt.Sprintf("wait until %s is installed and healthy, its revision controls each object %s's controlled, the Lock holds one node for %s, and %d dependents are healthy", to, p.KindName(), rp.source, len(rp.dependents)),
+		fmt.Sprintf("make %s an owner of what only %s's older revisions own, delete %s, and check that every object is still there (%d live objects)", to, p.KindName(), p.KindName(), rp.Live),
+	)
+	return out
+}
+
+// revisionNames names the active revisions.
+func revisionNames(revs []*installed.Revision) string {
+	var names []string
+	for _, r := range revs {
+		if isActive(r) {
+			names = append(names, "revision "+r.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "its revisions"
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,143 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+)
+
+// finish makes the new package an owner of what only the old package's
+// revisions own (what an older version installed and the running one
+// dropped, kept by Crossplane for its objects), deletes the old package
+// and checks that every object and every live object is still there.
+func (h *handOver) finish(ctx context.Context) error {
+	now, err := h.c.Get(ctx, h.created.Kind, h.created.Name)
+	if err != nil {
+		return err
+	}
+	for _, o := range h.rp.objects {
+		if o.controlled {
+			continue
+		}
+		if err := h.c.AddOwner(ctx, o.gvr, o.obj, o.uid, ownerRef(now)); err != nil {
+			return fmt.Errorf("make %s an owner of %s: %w", h.rp.To, o.name, err)
+		}
+	}
+	old, err := h.c.Get(ctx, h.rp.old.Kind, h.rp.old.Name)
+	if err != nil {
+		return err
+	}
+	if err := h.c.DeleteExactly(ctx, old, false); err != nil {
+		return fmt.Errorf("delete %s: %w", h.rp.Package, err)
+	}
+	if err := h.c.WaitDeleted(ctx, old, h.remaining(), h.progress); err != nil {
+		return err
+	}
+	h.say("%s deleted", h.rp.Package)
+	return h.verify(ctx)
+}
+
+// verify checks that every object the old package installed is there,
+// the same object (its UID), and that no live object of their kinds went.
+func (h *handOver) verify(ctx context.Context) error {
+	var missing []string
+	for _, o := range h.rp.objects {
+		u, err := h.c.Object(ctx, o.gvr, o.obj)
+		if err != nil {
+			return err
+		}
+		if u == nil || string(u.GetUID()) != o.uid {
+			missing = append(missing, o.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%d objects %s installed are gone: %s", len(missing), h.rp.Package, shortNames(missing))
+	}
+	counts, err := h.c.CountAll(ctx, h.rp.counted)
+	if err != nil {
+		return err
+	}
+	var live int64
+	for _, n := range counts {
+		live += n.N
+	}
+	if live < h.rp.Live {
+		return fmt.Errorf("%d live objects of %s's kinds before the rename, %d after", h.rp.Live, h.rp.Package, live)
+	}
+	return nil
+}
+
+// deleteNew undoes the new package: deleted, once nothing else needs it
+// (the old package is back in the Lock by then).
+func (h *handOver) deleteNew(ctx context.Context) error {
+	now, err := h.c.Get(ctx, h.created.Kind, h.created.Name)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", h.rp.To, err)
+	}
+	if err := h.c.DeleteExactly(ctx, now, false); err != nil {
+		return fmt.Errorf("delete %s: %w", h.rp.To, err)
+	}
+	if err := h.c.WaitDeleted(ctx, now, h.remaining(), h.progress); err != nil {
+		return err
+	}
+	h.say("%s deleted", h.rp.To)
+	return nil
+}
+
+// restoreOld puts the old package back as it was: its current revision
+// active again, the package unpaused, installed and healthy.
+func (h *handOver) restoreOld(ctx context.Context) error {
+	old := h.rp.old
+	if cur := h.currentRevision(ctx); cur != nil && !isActive(cur) {
+		if err := h.c.Activate(ctx, cur); err != nil {
+			return fmt.Errorf("activate revision %s: %w", cur.Name, err)
+		}
+	}
+	if err := h.c.SetPaused(ctx, old, false, false); err != nil {
+		return fmt.Errorf("unpause %s: %w", old.KindName(), err)
+	}
+	now, err := h.c.Get(ctx, old.Kind, old.Name)
+	if err != nil {
+		return err
+	}
+	if err := WaitInstalled(ctx, h.c, now, h.remaining(), time.Now(), h.progress); err != nil {
+		return err
+	}
+	h.say("%s is installed and healthy again", old.KindName())
+	return nil
+}
+
+// currentRevision is the old package's current revision as planned, as
+// it is now.
+func (h *handOver) currentRevision(ctx context.Context) *installed.Revision {
+	revs, err := h.c.Revisions(ctx, h.rp.old)
+	if err != nil {
+		return nil
+	}
+	for _, r := range revs {
+		if r.Name == h.rp.old.CurrentRevision {
+			return r
+		}
+	}
+	return nil
+}
+
+// deactivateNew undoes the new package's start: paused again, its
+// revisions inactive, out of the Lock and in control of nothing, so that
+// the old package's revision can take its objects back.
+func (h *handOver) deactivateNew(ctx context.Context) error {
+	now, err := h.c.Get(ctx, h.created.Kind, h.created.Name)
+	if err != nil {
+		return err
+	}
+	if err := h.c.SetPaused(ctx, now, true, false); err != nil {
+		return fmt.Errorf("pause %s: %w", h.rp.To, err)
+	}
+	uids, err := h.deactivateAll(ctx, now)
+	if err != nil {
+		return err
+	}
+	return h.letGo(ctx, h.rp.To, uids)
+}

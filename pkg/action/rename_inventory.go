@@ -1,0 +1,123 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+)
+
+// inventory finds what the old package's revisions installed: the objects
+// their status.objectRefs name, and every CRD and MRD that names one of
+// them as owner (objectRefs can be lost, and the package manager releases
+// only what they name). The CRDs among them, and those the MRDs define,
+// are what the rename counts live objects of.
+func (r *Rename) inventory(ctx context.Context, c *cluster.Cluster, s *state, rp *RenamePlan) error {
+	revUIDs := map[string]bool{}
+	for _, rev := range rp.revs {
+		revUIDs[rev.UID()] = true
+	}
+	seen := map[string]bool{}
+	mrdUIDs := map[string]bool{}
+	for i := range s.defs {
+		d := &s.defs[i]
+		owned, controlled := ownedBy(d.Owners, revUIDs)
+		if !owned {
+			continue
+		}
+		gvr, err := cluster.DefinitionGVR(d.Resource)
+		if err != nil {
+			return err
+		}
+		o := ownedObject{name: defObject(d.Resource, d.Name), gvr: gvr, obj: d.Name, uid: d.UID, controlled: controlled, crd: d.CRD}
+		if d.Resource == cluster.ResourceMRDs {
+			mrdUIDs[d.UID] = true
+		}
+		seen[o.name] = true
+		rp.objects = append(rp.objects, o)
+	}
+	if err := r.recorded(ctx, c, rp, revUIDs, seen); err != nil {
+		return err
+	}
+	for _, o := range rp.objects {
+		if o.crd != nil {
+			rp.counted = append(rp.counted, o.crd)
+		}
+	}
+	// The CRDs of the MRDs: their MRD owns them, and keeps them.
+	for i := range s.defs {
+		d := &s.defs[i]
+		if owned, _ := ownedBy(d.Owners, mrdUIDs); owned && d.CRD != nil {
+			rp.counted = append(rp.counted, d.CRD)
+		}
+	}
+	slices.SortFunc(rp.objects, func(a, b ownedObject) int { return strings.Compare(a.name, b.name) })
+	for _, o := range rp.objects {
+		rp.Objects = append(rp.Objects, o.name)
+	}
+	return nil
+}
+
+// recorded adds the objects the revisions' objectRefs name that are no
+// CRD or MRD (XRDs, Compositions, webhook configurations...), read one
+// by one.
+func (r *Rename) recorded(ctx context.Context, c *cluster.Cluster, rp *RenamePlan, revUIDs, seen map[string]bool) error {
+	for _, rev := range rp.revs {
+		for _, ref := range rev.Objects {
+			name := strings.ToLower(ref.Kind) + "/" + ref.Name
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			gvr, err := r.resource(ref)
+			if err != nil {
+				return fmt.Errorf("plan the rename of %s: %s recorded in revision %s: %w", rp.Package, name, rev.Name, err)
+			}
+			u, err := c.Object(ctx, gvr, ref.Name)
+			if err != nil {
+				return fmt.Errorf("plan the rename of %s: %w", rp.Package, err)
+			}
+			if u == nil {
+				continue // gone: nothing to keep
+			}
+			_, controlled := ownedBy(u.GetOwnerReferences(), revUIDs)
+			rp.objects = append(rp.objects, ownedObject{name: name, gvr: gvr, obj: ref.Name, uid: string(u.GetUID()), controlled: controlled})
+		}
+	}
+	return nil
+}
+
+// resource maps a recorded object's kind to its resource.
+func (r *Rename) resource(ref installed.ObjectRef) (schema.GroupVersionResource, error) {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	m, err := r.cfg.Clients().Mapper()
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	mapping, err := m.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: ref.Kind}, gv.Version)
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	return mapping.Resource, nil
+}
+
+// ownedBy says whether one of uids owns the object, and whether it
+// controls it.
+func ownedBy(owners []metav1.OwnerReference, uids map[string]bool) (owned, controlled bool) {
+	for _, o := range owners {
+		if uids[string(o.UID)] {
+			owned = true
+			controlled = controlled || o.Controller != nil && *o.Controller
+		}
+	}
+	return owned, controlled
+}
