@@ -144,11 +144,17 @@ func (o *UninstallOptions) options() action.UninstallOptions {
 
 // confirm asks on a terminal, unless --yes or --dry-run.
 func (o *UninstallOptions) confirm(names []string) bool {
-	in, ok := o.root.IOStreams.In.(*os.File)
-	if o.Yes || o.Plan.DryRun != dryRunNone || !ok || !term.IsTerminal(int(in.Fd())) {
+	return confirm(o.root, o.Yes || o.Plan.DryRun != dryRunNone, fmt.Sprintf("Uninstall %s?", strings.Join(names, ", ")))
+}
+
+// confirm asks question on a terminal and reads a yes; skip (--yes, a
+// dry run) or no terminal says yes without asking.
+func confirm(r *Root, skip bool, question string) bool {
+	in, ok := r.IOStreams.In.(*os.File)
+	if skip || !ok || !term.IsTerminal(int(in.Fd())) {
 		return true
 	}
-	fmt.Fprintf(o.root.IOStreams.ErrOut, "Uninstall %s? [y/N] ", strings.Join(names, ", "))
+	fmt.Fprintf(r.IOStreams.ErrOut, "%s [y/N] ", question)
 	answer, _ := bufio.NewReader(in).ReadString('\n')
 	answer = strings.ToLower(strings.TrimSpace(answer))
 	return answer == "y" || answer == "yes"
