@@ -37,7 +37,15 @@ func (o *DoctorOptions) runFleet(ctx context.Context, f *action.Fleet) error {
 	answers := action.RunFleet(ctx, f, func(ctx context.Context, cfg *action.Config) (*action.Report, error) {
 		d := action.NewDoctor(cfg)
 		d.CrossplaneVersion, d.NoRegistry = o.CrossplaneVersion, o.Offline
-		return d.Run(ctx)
+		rep, err := d.Run(ctx)
+		if err == nil && len(rep.Unread) > 0 && rep.Packages+rep.Revisions+rep.LockEntries == 0 {
+			// Nothing read: a cluster that does not answer is unreachable,
+			// not a report of ten failed reads.
+			if rerr := action.Reachable(cfg); rerr != nil {
+				return nil, rerr
+			}
+		}
+		return rep, err
 	})
 	failed := map[string]error{}
 	blocking := false

@@ -145,7 +145,8 @@ func blackhole(t *testing.T) string {
 // TestFleet runs the read verbs across three real API servers at once,
 // each with the package installed: alpha (the shared environment) and
 // beta answer; beta-denied is beta under an identity RBAC denies packages;
-// gamma's API server is stopped. The answering clusters' rows print,
+// gamma's API server is stopped (after one answer, so that its discovery
+// is cached); slow takes connections and never answers. The answering clusters' rows print,
 // sorted by cluster; the others' rows say why, with one error line each
 // on stderr, and exit status 1. One exact --context prints as it always did.
 func TestFleet(t *testing.T) {
@@ -166,9 +167,6 @@ func TestFleet(t *testing.T) {
 	for _, e := range []*testenv.Env{env, beta, gamma} {
 		installFleetPackage(t, e, reg.Host)
 	}
-	if _, err := gamma.StopAPIServer(); err != nil {
-		t.Fatal(err)
-	}
 	x := clitest.New(t).WithEnv(env)
 	kubeconfig := t.TempDir() + "/kubeconfig"
 	fleetKubeconfig(t, kubeconfig, map[string]struct {
@@ -181,6 +179,12 @@ func TestFleet(t *testing.T) {
 		"slow": {slow: blackhole(t)},
 	})
 	x.Setenv("KUBECONFIG", kubeconfig)
+	// gamma answers once (its discovery is cached), then stops: its
+	// cached discovery must not pass for an answer.
+	x.Run("get", "--context", "gamma").Succeeds(t)
+	if _, err := gamma.StopAPIServer(); err != nil {
+		t.Fatal(err)
+	}
 
 	start := time.Now()
 	r := x.Run("get", "fleet-provider", "--context", "beta*", "--context", "gamma", "--context", "alpha", "--context", "slow", "--request-timeout", "3s").Fails(t, 1)

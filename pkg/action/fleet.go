@@ -123,6 +123,18 @@ func FleetError(failed map[string]error) error {
 	return exit.WithCode(exit.Unanswered, errs)
 }
 
+// Reachable asks cfg's API server for its version: the one request that
+// tells a cluster that does not answer (while a warm discovery cache still
+// does) from one that answers and refuses reads.
+func Reachable(cfg *Config) error {
+	dc, err := cfg.Clients().Discovery()
+	if err != nil {
+		return err
+	}
+	_, err = dc.ServerVersion()
+	return err
+}
+
 // SelectContexts picks the contexts of a kubeconfig (have) that patterns
 // name: each an exact name or a glob (path.Match: *, ?, [...]); all
 // picks every one. A name no context has, or a glob no context matches,
