@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -84,14 +86,19 @@ func installFleetPackage(t *testing.T, env *testenv.Env, host string) {
 	}
 }
 
-// fleetKubeconfig writes a kubeconfig of the contexts named, each a
-// context of an environment's kubeconfig (or, for a nil env, a server
-// that accepts connections and never answers).
-func fleetKubeconfig(t *testing.T, path string, contexts map[string]struct {
+// fleetContext is a context of the test's kubeconfig: user's context of
+// env's kubeconfig; with exec, env's admin token handed over by an exec
+// credential plugin (exec, logging the context it runs for); without env,
+// the server slow, which takes connections and never answers.
+type fleetContext struct {
 	env  *testenv.Env
 	user string
+	exec string
 	slow string
-}) {
+}
+
+// fleetKubeconfig writes a kubeconfig of the contexts named.
+func fleetKubeconfig(t *testing.T, path string, contexts map[string]fleetContext) {
 	t.Helper()
 	out := clientcmdapi.NewConfig()
 	for name, c := range contexts {
@@ -108,12 +115,31 @@ func fleetKubeconfig(t *testing.T, path string, contexts map[string]struct {
 		src := in.Contexts[c.user]
 		out.Clusters[name] = in.Clusters[src.Cluster]
 		out.AuthInfos[name] = in.AuthInfos[src.AuthInfo]
+		if c.exec != "" {
+			token := in.AuthInfos[testenv.ContextToken].Token
+			out.AuthInfos[name] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1",
+				Command: c.exec, Args: []string{name, token}, InteractiveMode: clientcmdapi.NeverExecInteractiveMode}}
+		}
 		out.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
 	}
 	out.CurrentContext = "alpha"
 	if err := clientcmd.WriteToFile(*out, path); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// execPlugin writes an exec credential plugin that logs its first
+// argument (the context) and hands over its second as the token.
+func execPlugin(t *testing.T) (path, log string) {
+	t.Helper()
+	dir := t.TempDir()
+	path, log = filepath.Join(dir, "credential-plugin"), filepath.Join(dir, "ran")
+	script := "#!/bin/sh\necho \"$1\" >> " + log + "\n" +
+		`printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$2"` + "\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path, log
 }
 
 // blackhole accepts connections and never answers, until the test ends.
@@ -142,16 +168,15 @@ func blackhole(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// TestFleet runs the read verbs across three real API servers at once,
-// each with the package installed: alpha (the shared environment) and
-// beta answer; beta-denied is beta under an identity RBAC denies packages;
-// gamma's API server is stopped (after one answer, so that its discovery
-// is cached); slow takes connections and never answers. The answering clusters' rows print,
-// sorted by cluster; the others' rows say why, with one error line each
-// on stderr, and exit status 1. One exact --context prints as it always did.
-func TestFleet(t *testing.T) {
+// fleetSetup pushes the package's repository, starts beta and gamma,
+// installs the package on the three, writes the kubeconfig of the test's
+// contexts and stops gamma; it returns the session, the registry host and
+// the exec plugin's log.
+func fleetSetup(t *testing.T) (x *clitest.Test, host, execLog string) {
+	t.Helper()
 	env := testenv.Get(t)
 	reg := env.RequireRegistry(t)
+	host = reg.Host
 	auth := remote.WithAuth(&authn.Basic{Username: reg.Username, Password: reg.Password})
 	for i, tag := range []string{"v1.0.0", "v1.1.0"} {
 		img, err := fixture.Image(fmt.Appendf(nil, "apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: provider-fleet\n  annotations:\n    push: %q\n", fmt.Sprint(i)))
@@ -167,16 +192,15 @@ func TestFleet(t *testing.T) {
 	for _, e := range []*testenv.Env{env, beta, gamma} {
 		installFleetPackage(t, e, reg.Host)
 	}
-	x := clitest.New(t).WithEnv(env)
+	x = clitest.New(t).WithEnv(env)
 	kubeconfig := t.TempDir() + "/kubeconfig"
-	fleetKubeconfig(t, kubeconfig, map[string]struct {
-		env  *testenv.Env
-		user string
-		slow string
-	}{
+	plugin, log := execPlugin(t)
+	execLog = log
+	fleetKubeconfig(t, kubeconfig, map[string]fleetContext{
 		"alpha": {env: env, user: testenv.ContextAdmin}, "beta": {env: beta, user: testenv.ContextAdmin},
 		"beta-denied": {env: beta, user: testenv.ContextUser}, "gamma": {env: gamma, user: testenv.ContextAdmin},
-		"slow": {slow: blackhole(t)},
+		"slow":       {slow: blackhole(t)},
+		"exec-alpha": {env: env, user: testenv.ContextAdmin, exec: plugin}, "exec-beta": {env: beta, user: testenv.ContextAdmin, exec: plugin},
 	})
 	x.Setenv("KUBECONFIG", kubeconfig)
 	// gamma answers once (its discovery is cached), then stops: its
@@ -185,7 +209,20 @@ func TestFleet(t *testing.T) {
 	if _, err := gamma.StopAPIServer(); err != nil {
 		t.Fatal(err)
 	}
+	return x, host, execLog
+}
 
+// TestFleet runs the read verbs across three real API servers at once,
+// each with the package installed: alpha (the shared environment) and
+// beta answer; beta-denied is beta under an identity RBAC denies packages;
+// gamma's API server is stopped (after one answer, so that its discovery
+// is cached); slow takes connections and never answers. The answering
+// clusters' rows print, sorted by cluster; the others' rows say why, with
+// one error line each on stderr, and exit status 1. exec-alpha and
+// exec-beta get their tokens from an exec plugin, run per context. One
+// exact --context prints as it always did.
+func TestFleet(t *testing.T) {
+	x, host, execLog := fleetSetup(t)
 	start := time.Now()
 	r := x.Run("get", "fleet-provider", "--context", "beta*", "--context", "gamma", "--context", "alpha", "--context", "slow", "--request-timeout", "3s").Fails(t, 1)
 	if d := time.Since(start); d > 20*time.Second {
@@ -193,8 +230,8 @@ func TestFleet(t *testing.T) {
 	}
 	rows := fleetRows(r.Stdout)
 	want := []string{"CLUSTER NAME KIND PACKAGE VERSION INSTALLED HEALTHY REVISION AGE",
-		"alpha fleet-provider Provider " + reg.Host + "/" + fleetRepo + " v1.0.0 True True fleet-provider-0123456789ab",
-		"beta fleet-provider Provider " + reg.Host + "/" + fleetRepo + " v1.0.0 True True fleet-provider-0123456789ab",
+		"alpha fleet-provider Provider " + host + "/" + fleetRepo + " v1.0.0 True True fleet-provider-0123456789ab",
+		"beta fleet-provider Provider " + host + "/" + fleetRepo + " v1.0.0 True True fleet-provider-0123456789ab",
 		"beta-denied <forbidden>", "gamma <unreachable>", "slow <unreachable>"}
 	if !slices.Equal(rows, want) {
 		t.Errorf("get across the fleet:\n%s\nwant rows (AGE aside):\n%s", r.Stdout, strings.Join(want, "\n"))
@@ -218,7 +255,18 @@ func TestFleet(t *testing.T) {
 		t.Errorf("get --context beta has other columns:\n%s", r.Stdout)
 	}
 
-	checkFleetJSON(t, x, reg.Host)
+	// Each context's exec plugin runs for it, and hands over its own
+	// cluster's token: one sent to the other cluster would be refused.
+	r = x.Run("get", "fleet-provider", "--context", "exec-*", "--no-headers").Succeeds(t)
+	if rows := fleetRows(r.Stdout); len(rows) != 2 || !strings.HasPrefix(rows[0], "exec-alpha fleet-provider") || !strings.HasPrefix(rows[1], "exec-beta fleet-provider") {
+		t.Errorf("get through exec plugins:\n%s%s", r.Stdout, r.Stderr)
+	}
+	got, _ := os.ReadFile(execLog)
+	if ran := slices.Compact(slices.Sorted(slices.Values(strings.Fields(string(got))))); !slices.Equal(ran, []string{"exec-alpha", "exec-beta"}) {
+		t.Errorf("the exec plugin ran for %q, want for each context", got)
+	}
+
+	checkFleetJSON(t, x, host)
 	checkFleetOthers(t, x)
 }
 
