@@ -86,6 +86,9 @@ func (r *Root) fleet(ff *FleetFlags, cf *ClusterFlags, sf *SourceFlags, xpNamesp
 	if r.contexts != nil {
 		asked = r.contexts.names
 	}
+	if ff.AllContexts && len(asked) > 0 {
+		return nil, &exit.UsageError{Err: errors.New("--all-contexts asks every context: give it or --context, not both"), Hint: "See 'kubectl xpkg --help' for usage."}
+	}
 	names, err := action.SelectContexts(have, asked, ff.AllContexts)
 	if err != nil {
 		return nil, err
