@@ -167,7 +167,8 @@ func (r *challengeRegistry) count(user, method, suffix string) int {
 // that run one repository reads its tags once per set of credentials:
 // two clusters whose pull secrets hold the same credentials share one
 // read; a third, with other credentials, reads with its own; a fourth,
-// with none, is never read for with another's, and so fails alone.
+// with none, is never read for with another's, and so fails alone; a
+// fifth, whose ImageConfig sends it to a mirror, reads the mirror.
 func TestFleetSharesRegistryReadsByCredentials(t *testing.T) {
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	reg := newChallengeRegistry(t)
@@ -177,8 +178,10 @@ func TestFleetSharesRegistryReadsByCredentials(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := fixture.Push(h+"/org/provider-a:"+tag, img, authAs("alice")); err != nil {
-			t.Fatal(err)
+		for _, repo := range []string{"org", "mirror/org"} {
+			if err := fixture.Push(h+"/"+repo+"/provider-a:"+tag, img, authAs("alice")); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	member := func(name, user string) Member {
@@ -190,7 +193,12 @@ func TestFleetSharesRegistryReadsByCredentials(t *testing.T) {
 		}
 		return Member{name, &Config{cluster: fakeCluster(t, objs...), XPNamespace: "crossplane-system"}}
 	}
-	f := NewFleet([]Member{member("eu", "alice"), member("us", "alice"), member("asia", "bob"), member("bare", "")})
+	// mirrored reads where its ImageConfig sends it, with alice's
+	// credentials too: its read is not the others'.
+	mirrored := member("mirrored", "alice")
+	mirrored.Config.cluster = fakeCluster(t, withPullSecret(pkgObj("Provider", "provider-a", h+"/org/provider-a:v1.0.0", "provider-a-1"), "creds"),
+		pullSecret("creds", h, "alice", "secret-of-alice"), imageConfig("mirror", h+"/org/", h+"/mirror/org/", ""))
+	f := NewFleet([]Member{member("eu", "alice"), member("us", "alice"), member("asia", "bob"), member("bare", ""), mirrored})
 	answers := RunFleet(context.Background(), f, func(ctx context.Context, cfg *Config) ([]*Item, error) {
 		od, err := NewOutdated(ctx, cfg, false)
 		if err != nil {
@@ -212,8 +220,11 @@ func TestFleetSharesRegistryReadsByCredentials(t *testing.T) {
 			t.Errorf("%s: %+v", a.Context, it)
 		}
 	}
-	if n := reg.count("alice", "GET", "/tags/list"); n != 1 {
+	if n := reg.count("alice", "GET", "/org/provider-a/tags/list") - reg.count("alice", "GET", "/mirror/org/provider-a/tags/list"); n != 1 {
 		t.Errorf("alice's clusters listed the tags %d times, want once between them", n)
+	}
+	if n := reg.count("alice", "GET", "/mirror/org/provider-a/tags/list"); n != 1 {
+		t.Errorf("the mirrored cluster listed its mirror's tags %d times, want once", n)
 	}
 	if n := reg.count("bob", "GET", "/tags/list"); n != 1 {
 		t.Errorf("bob's cluster listed the tags %d times, want once with its own credentials", n)
