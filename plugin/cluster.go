@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
@@ -29,7 +30,15 @@ func (f *ClusterFlags) AddFlags(fs *pflag.FlagSet) {
 // connection flags, the package API group, how packages are read (sf may
 // be nil: the verb reads none) and Crossplane's namespace.
 func (r *Root) config(cf *ClusterFlags, sf *SourceFlags, xpNamespace string) (*action.Config, error) {
-	cfg := &action.Config{Getter: r.ConfigFlags, APIGroup: cf.APIGroup, XPNamespace: xpNamespace, Events: r.events()}
+	if r.contexts.several() {
+		return nil, errSeveralContexts
+	}
+	return r.configFor(r.ConfigFlags, cf, sf, xpNamespace)
+}
+
+// configFor is config for the cluster getter reaches.
+func (r *Root) configFor(getter genericclioptions.RESTClientGetter, cf *ClusterFlags, sf *SourceFlags, xpNamespace string) (*action.Config, error) {
+	cfg := &action.Config{Getter: getter, APIGroup: cf.APIGroup, XPNamespace: xpNamespace, Events: r.events()}
 	if sf == nil {
 		return cfg, nil
 	}

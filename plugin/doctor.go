@@ -43,6 +43,7 @@ type DoctorOptions struct {
 	XPNamespace       string
 	Source            SourceFlags
 	Cluster           ClusterFlags
+	Fleet             FleetFlags
 	root              *Root
 }
 
@@ -108,6 +109,7 @@ healthy.`,
 	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane (its Deployment) and of the packages' pull secrets.")
 	o.Source.AddRegistryFlags(f)
 	o.Cluster.AddFlags(f)
+	o.Fleet.AddFlags(f)
 	return cmd
 }
 
@@ -140,6 +142,13 @@ func (o *DoctorOptions) Validate() error {
 
 // Run examines the cluster, prints the report and exits by it.
 func (o *DoctorOptions) Run(ctx context.Context) error {
+	fleet, err := o.root.fleet(&o.Fleet, &o.Cluster, &o.Source, o.XPNamespace)
+	if err != nil {
+		return err
+	}
+	if fleet != nil {
+		return o.runFleet(ctx, fleet)
+	}
 	cfg, err := o.root.config(&o.Cluster, &o.Source, o.XPNamespace)
 	if err != nil {
 		return err

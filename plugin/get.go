@@ -38,6 +38,7 @@ type GetOptions struct {
 	Selector  string
 	NoHeaders bool
 	Cluster   ClusterFlags
+	Fleet     FleetFlags
 
 	kind  string
 	names []string
@@ -75,6 +76,7 @@ REVISION and AGE. -o wide adds:
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l team=platform.")
 	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "Print tables (the default, wide and custom-columns outputs) without their header line.")
 	o.Cluster.AddFlags(cmd.Flags())
+	o.Fleet.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -101,6 +103,13 @@ func (o *GetOptions) Validate() error {
 // Run lists and prints. A first argument that is no kind the cluster
 // serves is a name.
 func (o *GetOptions) Run(ctx context.Context) error {
+	fleet, err := o.root.fleet(&o.Fleet, &o.Cluster, nil, "")
+	if err != nil {
+		return err
+	}
+	if fleet != nil {
+		return o.runFleet(ctx, fleet)
+	}
 	cfg, err := o.root.config(&o.Cluster, nil, "")
 	if err != nil {
 		return err
@@ -125,23 +134,32 @@ func (o *GetOptions) table(l *action.Listing) error {
 		fmt.Fprintln(o.root.IOStreams.ErrOut, "No packages found.")
 		return nil
 	}
+	t := printers.NewTable(getHeader(o.Output == printers.FormatWide)...)
+	t.NoHeaders = o.NoHeaders
+	for _, p := range pkgs {
+		t.Row(o.row(p, l.Revisions[p])...)
+	}
+	return t.Render(o.root.IOStreams.Out)
+}
+
+// getHeader is the header of get's table (wide: -o wide).
+func getHeader(wide bool) []string {
 	header := []string{"NAME", "KIND", "PACKAGE", "VERSION", "INSTALLED", "HEALTHY", "REVISION", "AGE"}
-	wide := o.Output == printers.FormatWide
-	revs := l.Revisions
 	if wide {
 		header = append(header, "DIGEST", "ACTIVATION", "RUNTIME-CONFIG", "RUNTIME", "FAMILY")
 	}
-	t := printers.NewTable(header...)
-	t.NoHeaders = o.NoHeaders
-	for _, p := range pkgs {
-		row := []string{p.Name, p.Kind, reference.Repository(p.Source), p.Version,
-			conditionStatus(p, installed.TypeInstalled), conditionStatus(p, installed.TypeHealthy), orNone(p.CurrentRevision), age(p.Created)}
-		if wide {
-			row = append(row, orUnknown(packageDigest(p.Digest, p.CurrentRevision, p.Generation)), orNone(p.ActivationPolicy), orNone(p.RuntimeConfig), orNone(runtimeState(revs[p])), orNone(action.FamilyOf(p, revs[p])))
-		}
-		t.Row(row...)
+	return header
+}
+
+// row is a package's row of the table; rev is its current revision (-o
+// wide).
+func (o *GetOptions) row(p *installed.Package, rev *installed.Revision) []string {
+	row := []string{p.Name, p.Kind, reference.Repository(p.Source), p.Version,
+		conditionStatus(p, installed.TypeInstalled), conditionStatus(p, installed.TypeHealthy), orNone(p.CurrentRevision), age(p.Created)}
+	if o.Output == printers.FormatWide {
+		row = append(row, orUnknown(packageDigest(p.Digest, p.CurrentRevision, p.Generation)), orNone(p.ActivationPolicy), orNone(p.RuntimeConfig), orNone(runtimeState(rev)), orNone(action.FamilyOf(p, rev)))
 	}
-	return t.Render(o.root.IOStreams.Out)
+	return row
 }
 
 // document prints every -o but the tables through cli-runtime's
@@ -151,29 +169,35 @@ func (o *GetOptions) table(l *action.Listing) error {
 // package, else of a List; custom-columns= is a table.
 func (o *GetOptions) document(l *action.Listing) error {
 	pkgs := l.Packages
-	out := o.root.IOStreams.Out
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
+	for _, p := range pkgs {
+		list.Items = append(list.Items, *p.Object)
+	}
 	if spec, ok := strings.CutPrefix(o.Output, "custom-columns="); ok {
-		cols, err := printers.ParseCustomColumns(spec)
-		if err != nil {
-			return err
-		}
-		cols.NoHeaders = o.NoHeaders
-		objs := make([]map[string]any, len(pkgs))
-		for i, p := range pkgs {
-			objs[i] = p.Object.Object
-		}
-		return cols.Print(out, objs)
+		return o.customColumns(spec, list.Items)
 	}
-	var obj runtime.Object
 	if l.Named == 1 && len(pkgs) == 1 {
-		obj = pkgs[0].Object
-	} else {
-		list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
-		for _, p := range pkgs {
-			list.Items = append(list.Items, *p.Object)
-		}
-		obj = list
+		return o.printDocument(pkgs[0].Object)
 	}
+	return o.printDocument(list)
+}
+
+// customColumns prints objects as -o custom-columns=spec.
+func (o *GetOptions) customColumns(spec string, items []unstructured.Unstructured) error {
+	cols, err := printers.ParseCustomColumns(spec)
+	if err != nil {
+		return err
+	}
+	cols.NoHeaders = o.NoHeaders
+	objs := make([]map[string]any, len(items))
+	for i := range items {
+		objs[i] = items[i].Object
+	}
+	return cols.Print(o.root.IOStreams.Out, objs)
+}
+
+// printDocument prints obj through cli-runtime's PrintFlags.
+func (o *GetOptions) printDocument(obj runtime.Object) error {
 	pf := genericclioptions.NewPrintFlags("")
 	pf.OutputFormat = &o.Output
 	p, err := pf.ToPrinter()
@@ -181,7 +205,7 @@ func (o *GetOptions) document(l *action.Listing) error {
 		return fmt.Errorf("-o %s: %w", o.Output, err)
 	}
 	// A printer may drop a write's error; a full disk still fails.
-	w := &printers.ErrWriter{W: out}
+	w := &printers.ErrWriter{W: o.root.IOStreams.Out}
 	if err := p.PrintObj(obj, w); err != nil {
 		return err
 	}

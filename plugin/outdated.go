@@ -10,7 +10,6 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
 var outdatedExample = `  # What every installed package runs, may move to, and could move to
@@ -29,6 +28,7 @@ type OutdatedOptions struct {
 	XPNamespace string
 	Source      SourceFlags
 	Cluster     ClusterFlags
+	Fleet       FleetFlags
 
 	kind string
 	root *Root
@@ -99,6 +99,7 @@ cannot be read leaves its rows marked and the exit status 1.`,
 	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane and of the packages' pull secrets.")
 	o.Source.AddRegistryFlags(f)
 	o.Cluster.AddFlags(f)
+	o.Fleet.AddFlags(f)
 	cmd.ValidArgsFunction = completeKinds
 	return cmd
 }
@@ -119,6 +120,13 @@ func (o *OutdatedOptions) Validate() error {
 
 // Run reads and prints.
 func (o *OutdatedOptions) Run(ctx context.Context) error {
+	fleet, err := o.root.fleet(&o.Fleet, &o.Cluster, &o.Source, o.XPNamespace)
+	if err != nil {
+		return err
+	}
+	if fleet != nil {
+		return o.runFleet(ctx, fleet)
+	}
 	cfg, err := o.root.config(&o.Cluster, &o.Source, o.XPNamespace)
 	if err != nil {
 		return err
@@ -150,18 +158,9 @@ func (o *OutdatedOptions) print(items []*action.Item, findings []action.Finding)
 		fmt.Fprintln(o.root.IOStreams.ErrOut, "No packages found.")
 		return nil
 	}
-	header := []string{"NAME", "KIND", "CURRENT", "WANTED", "LATEST", "DRIFT"}
-	wide := o.Output == printers.FormatWide
-	if wide {
-		header = append(header, "FAMILY", "PACKAGE", "DIGEST", "HELD-BY")
-	}
-	t := printers.NewTable(header...)
+	t := printers.NewTable(outdatedHeader(o.Output == printers.FormatWide)...)
 	for _, it := range items {
-		row := []string{it.Name, it.Kind, shortDigest(it.Current), ifRead(it, it.Wanted), ifRead(it, it.Latest), driftMark(it)}
-		if wide {
-			row = append(row, orNone(it.Family), reference.Repository(it.Package), orUnknown(it.Digest), orNone(heldBy(it)))
-		}
-		t.Row(row...)
+		t.Row(o.row(it)...)
 	}
 	if err := t.Render(out); err != nil {
 		return err

@@ -43,6 +43,9 @@ const (
 type Root struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	IOStreams   genericiooptions.IOStreams
+
+	// contexts are the values of --context (several for a fleet).
+	contexts *contextsFlag
 }
 
 // NewCmdRoot builds the kubectl-xpkg command tree.
@@ -87,6 +90,7 @@ packages from registries, .xpkg files, OCI layouts and directories.`,
 
 	flags := cmd.PersistentFlags()
 	root.ConfigFlags.AddFlags(flags)
+	root.contexts = wrapContextFlag(flags)
 	addKlogFlags(cmd)
 
 	cmd.AddCommand(NewCmdVersion(root), NewCmdExtract(root), NewCmdValidate(root), NewCmdDiff(root), NewCmdVersions(root),

@@ -27,6 +27,7 @@ var versionExample = `  # Print the plugin version and the Crossplane package AP
 type VersionOptions struct {
 	ClientOnly bool
 	Output     string
+	Fleet      FleetFlags
 
 	root *Root
 	genericiooptions.IOStreams
@@ -45,6 +46,7 @@ func NewCmdVersion(root *Root) *cobra.Command {
 	cmd.Flags().BoolVar(&o.ClientOnly, "client", false, "Print only the plugin's version; do not contact the cluster.")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml.")
 	completeOutput(cmd, "json", "yaml")
+	o.Fleet.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -61,7 +63,16 @@ func (o *VersionOptions) Validate() error {
 
 // Run prints the report. When the cluster cannot be reached the client
 // version is still printed, and the error says why the rest is missing.
-func (o *VersionOptions) Run(context.Context) error {
+func (o *VersionOptions) Run(ctx context.Context) error {
+	if !o.ClientOnly {
+		fleet, err := o.root.fleet(&o.Fleet, &ClusterFlags{}, nil, "")
+		if err != nil {
+			return err
+		}
+		if fleet != nil {
+			return o.runFleet(ctx, fleet)
+		}
+	}
 	report := action.VersionReport{ClientVersion: version.Get()}
 	var clusterErr error
 	if !o.ClientOnly {

@@ -30,7 +30,10 @@
 //   - mirror: time and peak RSS of `kubectl-xpkg mirror` copying a
 //     closure of 4 two-platform packages (22 MiB, then 440 MiB)
 //     between two local registries, against `crane copy` copying the same
-//     4 images one by one, and a second run that finds them all there.
+//     4 images one by one, and a second run that finds them all there;
+//   - fleet: `kubectl-xpkg get` and `outdated` on 20 contexts at once (one
+//     local API server, 20 users) against each context alone, and the
+//     registry requests of one context and of the 20.
 //
 // Every command runs as a separate process through a small measuring child
 // (hack/bench/internal/measure) that reports its wall time, peak RSS and
@@ -99,6 +102,7 @@ var sections = []section{
 	{"doctor", "Doctor at cluster scale", runDoctor},
 	{"plan", "plan -f on 50 and 200 package manifests", runPlanFiles},
 	{"mirror", "mirror of a package closure against crane copy", runMirror},
+	{"fleet", "get and outdated across 20 contexts", runFleet},
 }
 
 func main() {
@@ -125,7 +129,7 @@ func parseFlags() (*config, error) {
 	flag.StringVar(&cfg.out, "out", "BENCHMARKS.md", "report to write, relative to the module root (\"\" for none)")
 	flag.IntVar(&cfg.runs, "runs", 7, fmt.Sprintf("runs of each command; the median is reported (startup: %d times as many)", startupRuns))
 	quick := flag.Bool("quick", false, "3 runs of each command instead of -runs")
-	only := flag.String("only", "", "comma-separated benchmarks to run (startup, extract, diff, describe, outdated, plans, upgradeall, doctor, plan, mirror); the report is then printed, not written")
+	only := flag.String("only", "", "comma-separated benchmarks to run (startup, extract, diff, describe, outdated, plans, upgradeall, doctor, plan, mirror, fleet); the report is then printed, not written")
 	planSizes := flag.String("plan-sizes", "100,500,2000", "plans: the provider sizes, in CRDs, comma-separated")
 	flag.IntVar(&cfg.planRuns, "plan-runs", 3, "plans: runs of each command from 1,000 CRDs (at most -runs), where a slow plan takes minutes")
 	flag.DurationVar(&cfg.planTimeout, "plan-timeout", 30*time.Minute, "plans: the longest one command (a plan, install --wait) may take")

@@ -86,6 +86,9 @@ type Outdated struct {
 	// Limits bound the reads of packages' meta objects (zero: the
 	// defaults).
 	Limits xpkg.Limits
+	// Shared, when set, shares registry reads with the Outdated of other
+	// clusters (a fleet): see SharedReads.
+	Shared *SharedReads
 
 	// findings are the family-skew findings of the last Items.
 	findings []Finding
@@ -230,24 +233,24 @@ func (o *Outdated) readRegistries(ctx context.Context, items []*Item) error {
 		byRepo[it.repo] = append(byRepo[it.repo], it)
 	}
 	reads := make([]repoRead, len(repos))
-	type where struct {
-		read string
-		so   source.Options
-	}
 	// Resolved in order (what each resolution is, is said in order), read
 	// in parallel.
-	at := make([]*where, len(repos))
+	at := make([]*readAt, len(repos))
 	for i, repo := range repos {
-		read, so, err := o.Registry.Read(ctx, repo, repoSecrets(byRepo[repo]))
+		w, err := o.Registry.resolve(ctx, repo, repoSecrets(byRepo[repo]), true)
 		if err != nil { // a pull secret that cannot be read marks its rows only
 			reads[i] = repoRead{err: err}
 			continue
 		}
-		at[i] = &where{read, so}
+		at[i] = &w
 	}
 	o.bounded(len(repos), func(i int) {
-		if w := at[i]; w != nil {
-			reads[i] = readRepository(ctx, w.read, byRepo[repos[i]], w.so)
+		switch w := at[i]; {
+		case w == nil:
+		case o.Shared != nil && w.creds != "":
+			reads[i] = o.Shared.repository(ctx, *w, byRepo[repos[i]])
+		default:
+			reads[i] = readRepository(ctx, w.ref, byRepo[repos[i]], w.so)
 		}
 	})
 	if err := ctx.Err(); err != nil {

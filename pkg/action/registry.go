@@ -87,20 +87,36 @@ func (r *Registry) readQuietly(ctx context.Context, ref string, pullSecrets []st
 }
 
 func (r *Registry) read(ctx context.Context, ref string, pullSecrets []string, tell bool) (string, source.Options, error) {
+	at, err := r.resolve(ctx, ref, pullSecrets, tell)
+	return at.ref, at.so, err
+}
+
+// readAt is where and how a reference is read: the reference after the
+// ImageConfigs, the options, and who reads it (creds: "user" for the
+// user's own credentials, "secret:HASH" for a cluster's pull secret, ""
+// for unknown, which shares no read).
+type readAt struct {
+	ref   string
+	so    source.Options
+	creds string
+}
+
+// resolve is read, saying who reads (see readAt).
+func (r *Registry) resolve(ctx context.Context, ref string, pullSecrets []string, tell bool) (readAt, error) {
 	res, err := imageconfig.Resolve(r.Configs, ref)
 	if err != nil {
-		return "", r.Source, err
+		return readAt{so: r.Source}, err
 	}
 	if tell {
 		r.tell(res)
 	}
 	so := r.Source
 	if len(pullSecrets) == 0 && res.PullSecret == "" || r.Cluster == nil {
-		return res.Resolved, so, nil
+		return readAt{res.Resolved, so, credsUser}, nil
 	}
 	kc, err := r.keychain(ctx, pullSecrets, res.PullSecret)
 	if err != nil {
-		return "", so, err
+		return readAt{so: so}, err
 	}
 	r.noteFallback(res)
 	base := so.Keychain
@@ -108,7 +124,7 @@ func (r *Registry) read(ctx context.Context, ref string, pullSecrets []string, t
 		base = authn.DefaultKeychain
 	}
 	so.Keychain = authn.NewMultiKeychain(kc, base)
-	return res.Resolved, so, nil
+	return readAt{res.Resolved, so, clusterCreds(kc, res.Resolved, so)}, nil
 }
 
 // keychain reads the secrets once per set. The package's own secrets

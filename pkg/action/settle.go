@@ -185,7 +185,18 @@ func (c *metaCache) get(ctx context.Context, it *Item) metaRead {
 // blocked: the package manager could not install it either, and its plan
 // could not be made.
 func (o *Outdated) readMeta(ctx context.Context, it *Item, ref string) metaRead {
-	return readMeta(ctx, o.Registry, ref, pullSecrets(it.pkg), o.Limits)
+	if o.Shared == nil {
+		return readMeta(ctx, o.Registry, ref, pullSecrets(it.pkg), o.Limits)
+	}
+	at, err := o.Registry.resolve(ctx, ref, pullSecrets(it.pkg), false)
+	if err != nil {
+		return metaRead{err: "cannot be read: " + exit.Message(err)}
+	}
+	read := func() metaRead { return readMetaAt(ctx, at.ref, at.so, o.Limits) }
+	if at.creds == "" {
+		return read()
+	}
+	return o.Shared.meta(ctx, at, read)
 }
 
 // readMeta reads the meta object of the package ref names through reg,
@@ -198,6 +209,12 @@ func readMeta(ctx context.Context, reg *Registry, ref string, secrets []string, 
 	if err != nil {
 		return metaRead{err: "cannot be read: " + exit.Message(err)}
 	}
+	return readMetaAt(ctx, read, so, limits)
+}
+
+// readMetaAt is readMeta of the reference to read (after the ImageConfigs)
+// with its options.
+func readMetaAt(ctx context.Context, read string, so source.Options, limits xpkg.Limits) metaRead {
 	p, err := source.Open(ctx, read, so)
 	if err != nil {
 		return metaRead{err: "cannot be read: " + exit.Message(err)}

@@ -29,6 +29,10 @@ const (
 	// Unread: outdated and upgrade --all could not read some package's
 	// registry (the others are reported or upgraded).
 	Unread = 1
+	// Unanswered: with several contexts (get, outdated, doctor, version),
+	// a cluster did not answer (unreachable, forbidden); the others'
+	// answers are printed.
+	Unanswered = 1
 
 	// PlanRefused: a blocking finding of its plan stopped a change (and
 	// would stop it, under --dry-run); diff's code for breaking changes.

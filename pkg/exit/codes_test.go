@@ -25,7 +25,7 @@ func TestREADMEListsEveryCode(t *testing.T) {
 		}
 	}
 	codes := []int{OK, Error, Usage, ValidateInvalid, ValidateUnreadable, DiffSame, DiffDifferent, DiffTrouble, DiffBreaking,
-		Unread, PlanRefused, DoctorBlocking, PlanChanged, RollbackFailed, WaitTimedOut}
+		Unread, Unanswered, PlanRefused, DoctorBlocking, PlanChanged, RollbackFailed, WaitTimedOut}
 	for _, c := range codes {
 		if !slices.Contains(listed, c) {
 			t.Errorf("README's exit codes do not list %d", c)
