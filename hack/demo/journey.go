@@ -35,7 +35,7 @@ func (j *journey) e2e(name, tag string) string {
 func (j *journey) cluster() {
 	if !j.install() {
 		installed, _ := j.c.get(cfg)
-		for _, t := range []string{"get", "describe", "tree", "uninstall a dependency", "versions", "upgrade --dry-run", "plan -f", "upgrade --wait", "rollback --wait", "outdated", "upgrade --all --dry-run", "doctor"} {
+		for _, t := range []string{"get", "describe", "tree", "uninstall a dependency", "versions", "upgrade --dry-run", "plan -f", "upgrade --wait", "rollback --wait", "outdated", "upgrade --all --dry-run", "doctor", "rename"} {
 			j.s.skip(t, "the configuration was not installed")
 		}
 		if installed == nil {
@@ -56,6 +56,7 @@ func (j *journey) cluster() {
 		j.outdated()
 		j.upgradeAllDryRun()
 		j.doctor()
+		j.rename()
 	}
 	if j.uninstall() {
 		j.empty()
@@ -287,6 +288,28 @@ func (j *journey) doctor() {
 			}
 			v.says("stdout", r.stdout, "read every package, revision and Lock entry, and found nothing to repair", "Doctor: 3 packages, ", "no problems found")
 			v.cluster(j.c.runs(cfg, j.e2e("configuration-aws-network", "v0.23.0")), "nothing changed: still at v0.23.0 and Healthy")
+		})
+}
+
+func (j *journey) rename() {
+	const other = "configuration/aws-network"
+	j.s.step("rename",
+		"Give a package another name without losing what it installed: the new package is made paused, the old one's revision lets go, "+
+			"the new one takes over and is checked, then the old one goes. Here away from the name Crossplane's resolver gives it, and back "+
+			"(the default, which is what a package others depend on must have).",
+		func(v *verdict) {
+			r := j.s.xpkg(waiting, "rename", cfg, "aws-network", "--yes")
+			if !v.exit(r, 0, "renamed") || !v.says("stdout", r.stdout, "handed over what it installed", cfg+" renamed to "+other+": ") {
+				return
+			}
+			if !v.cluster(j.c.healthy(other, nop, pt), "the configuration healthy under its new name, its dependencies too") {
+				return
+			}
+			r = j.s.xpkg(waiting, "rename", other, "--yes")
+			if v.exit(r, 0, "renamed back") {
+				v.says("stdout", r.stdout, "back under the resolver's name", other+" renamed to "+cfg+": ")
+				v.cluster(j.c.only(cfg, nop, pt), "the three packages, under their names as before")
+			}
 		})
 }
 

@@ -65,6 +65,11 @@ func startLab(ctx context.Context, o options, out *console) (*lab, error) {
 	if err != nil {
 		return l, err
 	}
+	// The record of the release a cluster keeps (its Deployment), which
+	// rename and the plans read; it goes with the cluster.
+	if _, err := l.xp.RecordRelease(sctx); err != nil {
+		return l, err
+	}
 	return l, os.MkdirAll(filepath.Join(o.dir, workSub), 0o755)
 }
 

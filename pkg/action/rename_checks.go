@@ -186,16 +186,24 @@ func orUnknown(v string) string {
 // steps are the rename's steps, in the order Apply takes them.
 func (rp *RenamePlan) steps() []string {
 	p, to := rp.old, rp.To
-	out := []string{
-		fmt.Sprintf("create %s paused (%s), with the spec of %s: it holds the name the resolver would install the dependency under", to, cluster.PausedAnnotation, p.KindName()),
+	why := "the package manager makes no revision of it"
+	if len(rp.dependents) > 0 {
+		why = "it holds the name the resolver would install the dependency under"
 	}
-	out = append(out,
-		fmt.Sprintf("pause %s (%s) and deactivate %s, and wait until it has left the Lock, released control of %d objects and its runtime has stopped", p.KindName(), cluster.PausedAnnotation, revisionNames(rp.revs), len(rp.objects)),
+	stopped, healthy := "", ""
+	if runtimeKind(p.Kind) {
+		stopped = " and its runtime has stopped"
+	}
+	if len(rp.dependents) > 0 {
+		healthy = fmt.Sprintf(", and %s healthy", shortNames(rp.Dependents))
+	}
+	return []string{
+		fmt.Sprintf("create %s paused (%s), with the spec of %s: %s", to, cluster.PausedAnnotation, p.KindName(), why),
+		fmt.Sprintf("pause %s (%s) and deactivate %s, and wait until it has left the Lock, released control of %d objects%s", p.KindName(), cluster.PausedAnnotation, revisionNames(rp.revs), len(rp.objects), stopped),
 		fmt.Sprintf("unpause %s%s", to, map[bool]string{true: " and activate its revision (Manual activation)"}[rp.policy == "Manual"]),
-		fmt.Sprintf("wait until %s is installed and healthy, its revision controls each object %s's controlled, the Lock holds one node for %s, and %d dependents are healthy", to, p.KindName(), rp.source, len(rp.dependents)),
-		fmt.Sprintf("make %s an owner of what only %s's older revisions own, delete %s, and check that every object is still there (%d live objects)", to, p.KindName(), p.KindName(), rp.Live),
-	)
-	return out
+		fmt.Sprintf("wait until %s is installed and healthy, its revision controls each object %s's controlled, the Lock holds one node for %s%s", to, p.KindName(), rp.source, healthy),
+		fmt.Sprintf("make %s an owner of what only %s's older revisions own, delete %s, and check that every object is still there (%d live objects of their kinds)", to, p.KindName(), p.KindName(), rp.Live),
+	}
 }
 
 // revisionNames names the active revisions.

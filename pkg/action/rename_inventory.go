@@ -24,7 +24,6 @@ func (r *Rename) inventory(ctx context.Context, c *cluster.Cluster, s *state, rp
 		revUIDs[rev.UID()] = true
 	}
 	seen := map[string]bool{}
-	mrdUIDs := map[string]bool{}
 	for i := range s.defs {
 		d := &s.defs[i]
 		owned, controlled := ownedBy(d.Owners, revUIDs)
@@ -36,9 +35,6 @@ func (r *Rename) inventory(ctx context.Context, c *cluster.Cluster, s *state, rp
 			return err
 		}
 		o := ownedObject{name: defObject(d.Resource, d.Name), gvr: gvr, obj: d.Name, uid: d.UID, controlled: controlled, crd: d.CRD}
-		if d.Resource == cluster.ResourceMRDs {
-			mrdUIDs[d.UID] = true
-		}
 		seen[o.name] = true
 		rp.objects = append(rp.objects, o)
 	}
@@ -50,10 +46,15 @@ func (r *Rename) inventory(ctx context.Context, c *cluster.Cluster, s *state, rp
 			rp.counted = append(rp.counted, o.crd)
 		}
 	}
-	// The CRDs of the MRDs: their MRD owns them, and keeps them.
+	// The CRDs an installed object defines (an MRD's, an XRD's): their
+	// definition owns them, and keeps them.
+	defined := map[string]bool{}
+	for _, o := range rp.objects {
+		defined[o.uid] = true
+	}
 	for i := range s.defs {
 		d := &s.defs[i]
-		if owned, _ := ownedBy(d.Owners, mrdUIDs); owned && d.CRD != nil {
+		if owned, _ := ownedBy(d.Owners, defined); owned && d.CRD != nil && !defined[d.UID] {
 			rp.counted = append(rp.counted, d.CRD)
 		}
 	}

@@ -43,7 +43,7 @@ func TestRenameFamilyProvider(t *testing.T) {
 		y.Run("uninstall", "provider/"+members[0], "provider/"+members[1], "--force", "--yes", "--wait=2m")
 		y.Run("uninstall", "provider/"+custom, "provider/"+proper, "--force", "--yes", "--wait=2m")
 	})
-	runningCrossplane(t, c)
+	runningCrossplane(t)
 	x.Run("install", famRepo+":v1.0.0", custom, "--wait=5m").Succeeds(t)
 	for _, m := range []string{"a", "b"} {
 		x.Run("install", reg.Host+"/e2e/ren/provider-ren-"+m+":v1.0.0", "--wait=5m").Succeeds(t)
@@ -128,23 +128,13 @@ func TestRenameFamilyProvider(t *testing.T) {
 	}
 }
 
-// runningCrossplane makes the record a cluster has of its Crossplane,
-// the Deployment crossplane its Helm chart installs (labelled with the
-// release), for the release the test runs as a process; gone after.
-func runningCrossplane(t *testing.T, c cluster) {
+// runningCrossplane records the release the test runs as the cluster's
+// Deployment crossplane, which rename reads the release from; gone after.
+func runningCrossplane(t *testing.T) {
 	t.Helper()
-	v := crossplane.Get(t, testenv.Get(t)).Version
-	deps := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	labels := map[string]any{"app": "crossplane", "app.kubernetes.io/version": v}
-	d := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": "crossplane", "namespace": crossplane.Namespace, "labels": labels},
-		"spec": map[string]any{"replicas": int64(0), "selector": map[string]any{"matchLabels": map[string]any{"app": "crossplane"}},
-			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "crossplane"}},
-				"spec": map[string]any{"containers": []any{map[string]any{"name": "crossplane", "image": "xpkg.crossplane.io/crossplane/crossplane:" + v}}}}}}}
-	if _, err := c.dyn.Resource(deps).Namespace(crossplane.Namespace).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
+	remove, err := crossplane.Get(t, testenv.Get(t)).RecordRelease(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = c.dyn.Resource(deps).Namespace(crossplane.Namespace).Delete(context.Background(), "crossplane", metav1.DeleteOptions{})
-	})
+	t.Cleanup(remove)
 }
