@@ -195,7 +195,7 @@ func (rp *RenamePlan) steps() []string {
 		stopped = " and its runtime has stopped"
 	}
 	if len(rp.dependents) > 0 {
-		healthy = fmt.Sprintf(", and %s healthy", shortNames(rp.Dependents))
+		healthy = fmt.Sprintf(", and its dependents (%s) are healthy", shortNames(rp.Dependents))
 	}
 	return []string{
 		fmt.Sprintf("create %s paused (%s), with the spec of %s: %s", to, cluster.PausedAnnotation, p.KindName(), why),
