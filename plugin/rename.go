@@ -77,7 +77,8 @@ the Lock. So rename, in this order:
 
 A step that fails (or Ctrl-C, or --timeout) undoes the steps before it, in reverse: the
 old package active and healthy again, then the new one deleted; exit status 1 (124 on
-a time-out, 5 when the undo fails too). Once the old package is being deleted there is
+a time-out, 4 when another writer changed an object under it, 5 when the undo fails
+too). Once the old package is being deleted there is
 nothing to undo.
 
 Nothing is changed before the rename is planned; a blocking finding stops it with exit
@@ -109,7 +110,13 @@ package and the old one's pause too.`,
 	f.DurationVar(&o.Timeout, "timeout", DefaultRenameTimeout, "How long the whole rename may take, its waits included; past it the rename is undone.")
 	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane and of the packages' runtimes.")
 	o.Cluster.AddFlags(f)
-	cmd.ValidArgsFunction = completePackages(root, false, true)
+	pkgs := completePackages(root, false, true)
+	cmd.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp // NEW-NAME: a name of your own
+		}
+		return pkgs(c, args, toComplete)
+	}
 	return cmd
 }
 

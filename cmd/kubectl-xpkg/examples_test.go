@@ -91,7 +91,16 @@ var examplePackageNames = []string{"provider/provider-nop", "configuration/confi
 	"function/crossplane-contrib-function-patch-and-transform"}
 
 // skipExamples are the example lines that cannot run here, and why.
-var skipExamples = map[string]string{}
+var skipExamples = map[string]string{
+	// A rename waits for the real package manager to hand the objects
+	// over (deactivation, release, control, the Lock), which the stand-in
+	// does not do: TestRenameFamilyProvider (e2e) runs these forms against
+	// Crossplane v2.3.4 and v2.4.2, and make demo renames a package away
+	// and back.
+	"kubectl xpkg rename provider/family-aws --dry-run":                          "needs the real package manager (e2e TestRenameFamilyProvider)",
+	"kubectl xpkg rename provider/family-aws --yes":                              "needs the real package manager (e2e TestRenameFamilyProvider)",
+	"kubectl xpkg rename function/fn-go-templating function-go-templating --yes": "needs the real package manager (make demo renames to a name of its own)",
+}
 
 // brokenExamples are example lines that do not work because of a reported
 // bug in their verb. They still run: once one works, the test fails until

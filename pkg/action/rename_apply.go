@@ -198,7 +198,7 @@ func (h *handOver) fail(ctx context.Context, err error) error {
 	re := &RenameError{From: h.rp.Package, To: h.rp.To, Step: h.step, Err: err}
 	if h.undo == nil && h.step == "delete the old package" {
 		re.Done = true
-		return changeError(ctx, re)
+		return waitError(re)
 	}
 	undoCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.r.Timeout+renameUndoBudget)
 	defer cancel()
@@ -209,6 +209,9 @@ func (h *handOver) fail(ctx context.Context, err error) error {
 			re.UndoErr = uerr
 			return exit.WithCode(exit.RollbackFailed, re)
 		}
+	}
+	if changed := (*cluster.ChangedError)(nil); errors.As(err, &changed) {
+		return exit.WithCode(exit.PlanChanged, re)
 	}
 	return waitError(re)
 }
