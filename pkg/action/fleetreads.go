@@ -118,7 +118,7 @@ func (s *SharedReads) repository(ctx context.Context, at readAt, items []*Item) 
 	if err != nil {
 		return repoRead{err: err}
 	}
-	r := repoRead{tags: slices.Clone(v.([]versions.Tag)), digests: map[string]string{}}
+	r := repoRead{reader: rd, tags: slices.Clone(v.([]versions.Tag)), digests: map[string]string{}}
 	for _, it := range items {
 		if it.Pinned || strings.HasPrefix(it.Current, "sha256:") {
 			continue

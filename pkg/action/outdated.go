@@ -64,8 +64,9 @@ type Item struct {
 	repo string
 	// wantedTag is Wanted as a tag, when it moves the package.
 	wantedTag string
-	// tags are the repository's tags, newest first.
-	tags []versions.Tag
+	// tags are the repository's tags, newest first; reader read them.
+	tags   []versions.Tag
+	reader *source.Reader
 	// candidates are the versions above Current the Lock's constraints
 	// admit, newest first; Wanted is candidates[next-1], or Current.
 	candidates []versions.Tag
@@ -214,7 +215,9 @@ func activeEntry(lock []installed.LockPackage, p *installed.Package) (installed.
 
 // repoRead is what one repository read found.
 type repoRead struct {
-	tags []versions.Tag
+	// reader read it: a version's meta object is read through it too.
+	reader *source.Reader
+	tags   []versions.Tag
 	// digests of the tags the repository's packages run.
 	digests map[string]string
 	err     error
@@ -263,7 +266,7 @@ func (o *Outdated) readRegistries(ctx context.Context, items []*Item) error {
 				it.Error = r.err.Error()
 				continue
 			}
-			it.tags = r.tags
+			it.tags, it.reader = r.tags, r.reader
 			if t, ok := versions.Latest(r.tags); ok {
 				it.Latest = t.Name
 			}
@@ -323,7 +326,7 @@ func readRepository(ctx context.Context, repo string, items []*Item, so source.O
 	if err != nil {
 		return repoRead{err: err}
 	}
-	r := repoRead{tags: versions.Sort(names), digests: map[string]string{}}
+	r := repoRead{reader: rd, tags: versions.Sort(names), digests: map[string]string{}}
 	for _, it := range items {
 		if it.Pinned || strings.HasPrefix(it.Current, "sha256:") {
 			continue

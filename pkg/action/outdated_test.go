@@ -231,6 +231,9 @@ func TestOutdatedRequests(t *testing.T) {
 		us = append(us, o.(*unstructured.Unstructured))
 	}
 	us = append(us, lock(lockPkgs...))
+	for repo := range digests {
+		reg.push(t, repo, "v1.1.0") // each package would move: its meta object is read
+	}
 	c, fake := fakeClusterDyn(t, us...)
 	fake.ClearActions()
 	reg.Reset()
@@ -257,8 +260,14 @@ func TestOutdatedRequests(t *testing.T) {
 			t.Errorf("%s: %d manifest HEADs", r, n)
 		}
 	}
-	// One reader per repository: the HEAD reuses the tag list's
-	// connection and authentication, so /v2/ is asked once per repository.
+	// One reader per repository: the HEAD and the read of the version a
+	// package would move to reuse the tag list's connection and
+	// authentication, so /v2/ is asked once per repository.
+	for _, r := range []string{"pa", "pb", "pc", "pd"} {
+		if n := reg.Count("GET", "/org/"+r+"/manifests/v1.1.0"); n != 1 {
+			t.Errorf("%s: %d reads of v1.1.0's manifest", r, n)
+		}
+	}
 	if n := reg.Count("GET", "/v2/"); n != 4 {
 		t.Errorf("%d registry pings for 4 repositories", n)
 	}

@@ -154,9 +154,12 @@ type metaCache struct {
 }
 
 func (c *metaCache) prefetch(ctx context.Context, items []*Item) error {
+	// One read a version: packages of one repository move to the same.
 	var moving []*Item
+	seen := map[string]bool{}
 	for _, it := range items {
-		if it.Moves() {
+		if ref := it.repo + ":" + it.wantedTag; it.Moves() && !seen[ref] {
+			seen[ref] = true
 			moving = append(moving, it)
 		}
 	}
@@ -186,12 +189,19 @@ func (c *metaCache) get(ctx context.Context, it *Item) metaRead {
 // could not be made.
 func (o *Outdated) readMeta(ctx context.Context, it *Item, ref string) metaRead {
 	if o.Shared == nil {
-		return readMeta(ctx, o.Registry, ref, pullSecrets(it.pkg), o.Limits)
+		read, so, err := o.Registry.readQuietly(ctx, ref, pullSecrets(it.pkg))
+		if err != nil {
+			return metaRead{err: "cannot be read: " + exit.Message(err)}
+		}
+		// Through the repository's reader: its connection and token.
+		so.Reuse = it.reader
+		return readMetaAt(ctx, read, so, o.Limits)
 	}
 	at, err := o.Registry.resolve(ctx, ref, pullSecrets(it.pkg), false)
 	if err != nil {
 		return metaRead{err: "cannot be read: " + exit.Message(err)}
 	}
+	at.so.Reuse = it.reader
 	read := func() metaRead { return readMetaAt(ctx, at.ref, at.so, o.Limits) }
 	if at.creds == "" {
 		return read()

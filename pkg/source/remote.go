@@ -77,6 +77,9 @@ func RemoteOptions(ctx context.Context, o Options) []remote.Option {
 	if o.UserAgent != "" {
 		opts = append(opts, remote.WithUserAgent(o.UserAgent))
 	}
+	if o.Reuse != nil {
+		opts = append(opts, remote.Reuse(o.Reuse.puller))
+	}
 	return opts
 }
 
@@ -181,6 +184,7 @@ type Reader struct {
 // retries.
 func NewReader(ctx context.Context, o Options) (*Reader, error) {
 	o = o.withDefaults()
+	o.Reuse = nil
 	p, err := remote.NewPuller(RemoteOptions(ctx, o)...)
 	if err != nil {
 		return nil, err

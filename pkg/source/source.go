@@ -72,6 +72,10 @@ type Options struct {
 	// it fails as it is read. 0 leaves go-containerregistry's own bound
 	// (100 MiB).
 	MaxManifestBytes int64
+	// Reuse is a Reader whose connections and registry tokens a registry
+	// read reuses (the one that read the repository's tags): no second
+	// ping and token exchange. Its own credentials and transport apply.
+	Reuse *Reader
 	// Retry bounds the retries of transient registry faults: the zero
 	// Retry means DefaultRetry; otherwise a zero MaxTime or Stall takes
 	// the default's, and Attempts 0 means no retries.
