@@ -97,8 +97,8 @@ func (m *move) renamed() []Finding {
 	for _, p := range m.s.pkgs {
 		if repo, want, by, ok := m.s.twinRisk(p); ok {
 			out = append(out, Finding{Rule: RuleCrossplaneTwin, Severity: Blocking, Object: p.KindName(),
-				Message: fmt.Sprintf("%s installs %s, which %s depend(s) on, under a name other than the resolver's (%s); %s, so %s starts by replacing every revision, and while %s's is replaced the Lock has no entry for %s: the resolver installs it again as %s/%s and the Lock then holds two nodes for it, which takes every package's dependencies down (devantler-tech/platform#3454, after 2.3.4 to 2.4.0); before upgrading, install it under that name (kubectl xpkg install %s %s --force) and delete %s",
-					p.KindName(), repo, strings.Join(by, ", "), want, why, m.targetName(), p.KindName(), repo, strings.ToLower(p.Kind), want, p.Source, want, p.KindName())})
+				Message: fmt.Sprintf("%s installs %s, which %s depend(s) on, under a name other than the resolver's (%s); %s, so %s starts by replacing every revision, and while %s's is replaced the Lock has no entry for %s: the resolver installs it again as %s/%s and the Lock then holds two nodes for it, which takes every package's dependencies down (devantler-tech/platform#3454, after 2.3.4 to 2.4.0); before upgrading, give it that name, keeping what it installed: kubectl xpkg rename %s",
+					p.KindName(), repo, strings.Join(by, ", "), want, why, m.targetName(), p.KindName(), repo, strings.ToLower(p.Kind), want, p.KindName())})
 		}
 	}
 	return out

@@ -311,7 +311,7 @@ func TestDoctorReleaseNewRevisions(t *testing.T) {
 		t.Errorf("configuration: %s", fs[1].Message)
 	}
 	want(t, r, RuleCrossplaneTwin, 1, Blocking, "provider/custom-x installs r.example.org/org/provider-x, which configuration/cfg depend(s) on, under a name other than the resolver's (org-provider-x)",
-		"the resolver installs it again as provider/org-provider-x", "devantler-tech/platform#3454", "kubectl xpkg install r.example.org/org/provider-x:v1 org-provider-x --force")
+		"the resolver installs it again as provider/org-provider-x", "devantler-tech/platform#3454", "kubectl xpkg rename provider/custom-x")
 	want(t, r, RuleTwinName, 1, Warning) // doctor's own rule still says it
 
 	objs[len(objs)-1] = xpDeployment("v2.4.1")
