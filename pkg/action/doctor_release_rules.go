@@ -78,7 +78,7 @@ func (m *move) renamed() []Finding {
 			continue // runs nothing now: manual-inactive says so
 		case p.ActivationPolicy == "Manual":
 			out = append(out, manualOffline(p, run, m.targetName(), why))
-		case p.Kind == "Provider" || p.Kind == "Function":
+		case runtimeKind(p.Kind):
 			restart = append(restart, p.KindName())
 		default:
 			only = append(only, p.KindName())
@@ -115,7 +115,7 @@ func manualOffline(p *installed.Package, run *installed.Revision, target, why st
 	head := fmt.Sprintf("%s activates revisions by hand (revisionActivationPolicy: Manual); %s, so when %s starts the package manager makes %s a new revision, deactivates the running %s and leaves the new one inactive",
 		kn, why, target, kn, run.Name)
 	way := fmt.Sprintf("activate it once %s runs (kubectl xpkg upgrade %s --activate), or set its revisionActivationPolicy to Automatic before upgrading", target, kn)
-	if p.Kind == "Provider" || p.Kind == "Function" {
+	if runtimeKind(p.Kind) {
 		f.Message = fmt.Sprintf("%s: its runtime stops and nothing %s until someone activates it; %s", head, map[bool]string{true: "reconciles what it manages", false: "can call it"}[p.Kind == "Provider"], way)
 		return f
 	}
@@ -263,7 +263,7 @@ func (m *move) pinned(drcs []cluster.RuntimeConfig) []string {
 		}
 		var users []string
 		for _, p := range m.s.pkgs {
-			if (p.Kind == "Provider" || p.Kind == "Function") && orDefault(p.RuntimeConfig) == rc.Name {
+			if runtimeKind(p.Kind) && orDefault(p.RuntimeConfig) == rc.Name {
 				users = append(users, p.KindName())
 			}
 		}

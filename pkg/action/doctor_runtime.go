@@ -20,7 +20,7 @@ import (
 func (s *state) pinnedServiceAccounts() []Finding {
 	users := map[string][]string{}
 	for _, p := range s.pkgs {
-		if p.Kind == "Provider" || p.Kind == "Function" {
+		if runtimeKind(p.Kind) {
 			name := cmp.Or(p.RuntimeConfig, "default")
 			users[name] = append(users[name], p.KindName())
 		}

@@ -64,7 +64,6 @@ type RenamePlan struct {
 
 	old        *installed.Package
 	newName    string
-	policy     string // the old package's spec.revisionActivationPolicy as set ("" unset)
 	revs       []*installed.Revision
 	objects    []ownedObject
 	counted    []*cluster.CRD
@@ -109,7 +108,6 @@ func (r *Rename) Plan(ctx context.Context, arg string) (*RenamePlan, error) {
 	s.readObjects(ctx, c, r.cfg.XPNamespace)
 	rp := &RenamePlan{Plan: NewPlan(ActionRename, old.KindName(), old.Name, installed.KindName(old.Kind, newName)),
 		old: old, newName: newName, source: repo, Steps: []string{}, Objects: []string{}}
-	rp.policy = specString(old, "revisionActivationPolicy")
 	rp.ready = c.Dialect().Readiness(old)
 	rp.revs = s.revisionsOf(old)
 	if err := r.inventory(ctx, c, s, rp); err != nil {
@@ -122,15 +120,6 @@ func (r *Rename) Plan(ctx context.Context, arg string) (*RenamePlan, error) {
 	r.judge(s, rp)
 	rp.Steps = rp.steps()
 	return rp, nil
-}
-
-// specString is a string field of the package's spec as set ("" unset).
-func specString(p *installed.Package, field string) string {
-	if p.Object == nil {
-		return ""
-	}
-	v, _ := p.Object.Object["spec"].(map[string]any)[field].(string)
-	return v
 }
 
 // countLive counts the objects of the CRDs the package installed and of
@@ -164,18 +153,6 @@ func dependentNames(ps []*installed.Package) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// runtimeKind says whether packages of kind run a runtime (a Deployment
-// per revision).
-func runtimeKind(kind string) bool { return kind == "Provider" || kind == "Function" }
-
-// shortNames are up to five names, and how many more.
-func shortNames(names []string) string {
-	if len(names) <= 5 {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:5], ", "), len(names)-5)
 }
 
 // WriteRenamePlan prints the plan for people: the heading, the findings

@@ -71,7 +71,7 @@ func (r *Rename) targetFindings(s *state, rp *RenamePlan) []Finding {
 	}
 	return []Finding{{Rule: RuleTwinName, Severity: Blocking, Object: obj,
 		Message: fmt.Sprintf("%s depend(s) on %s, and Crossplane's resolver names it %s: while the rename hands it over, the Lock has no entry for it and the resolver installs %s/%s, a twin; rename it to %s (the default)",
-			shortNames(rp.Dependents), rp.source, want, strings.ToLower(p.Kind), want, want)}}
+			shortList(rp.Dependents), rp.source, want, strings.ToLower(p.Kind), want, want)}}
 }
 
 // lockFindings are doctor's blocking findings about the Lock as a whole
@@ -167,7 +167,7 @@ func handOverFindings(rp *RenamePlan) []Finding {
 	out := []Finding{{Rule: RuleRenameHandOver, Severity: Info, Object: p.KindName(), Count: count(int64(len(rp.objects))), Message: msg}}
 	if len(rp.dependents) > 0 {
 		out = append(out, Finding{Rule: RuleRenameHandOver, Severity: Info, Object: p.KindName(), Count: count(int64(len(rp.dependents))),
-			Message: fmt.Sprintf("%s depend(s) on it: until %s enters the Lock their dependency is missing and they report it; the resolver finds %s already there (paused) and installs nothing", shortNames(rp.Dependents), rp.To, rp.To)})
+			Message: fmt.Sprintf("%s depend(s) on it: until %s enters the Lock their dependency is missing and they report it; the resolver finds %s already there (paused) and installs nothing", shortList(rp.Dependents), rp.To, rp.To)})
 	}
 	if runtimeKind(p.Kind) {
 		out = append(out, Finding{Rule: RuleRuntimeRestart, Severity: Info, Object: p.KindName(),
@@ -195,12 +195,12 @@ func (rp *RenamePlan) steps() []string {
 		stopped = " and its runtime has stopped"
 	}
 	if len(rp.dependents) > 0 {
-		healthy = fmt.Sprintf(", and its dependents (%s) are healthy", shortNames(rp.Dependents))
+		healthy = fmt.Sprintf(", and its dependents (%s) are healthy", shortList(rp.Dependents))
 	}
 	return []string{
 		fmt.Sprintf("create %s paused (%s), with the spec of %s: %s", to, cluster.PausedAnnotation, p.KindName(), why),
 		fmt.Sprintf("pause %s (%s) and deactivate %s, and wait until it has left the Lock, released control of %d objects%s", p.KindName(), cluster.PausedAnnotation, revisionNames(rp.revs), len(rp.objects), stopped),
-		fmt.Sprintf("unpause %s%s", to, map[bool]string{true: " and activate its revision (Manual activation)"}[rp.policy == "Manual"]),
+		fmt.Sprintf("unpause %s%s", to, map[bool]string{true: " and activate its revision (Manual activation)"}[rp.old.ActivationPolicy == "Manual"]),
 		fmt.Sprintf("wait until %s is installed and healthy, its revision controls each object %s's controlled, the Lock holds one node for %s%s", to, p.KindName(), rp.source, healthy),
 		fmt.Sprintf("make %s an owner of what only %s's older revisions own, delete %s, and check that every object is still there (%d live objects of their kinds)", to, p.KindName(), p.KindName(), rp.Live),
 	}

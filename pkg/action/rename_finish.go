@@ -53,7 +53,7 @@ func (h *handOver) verify(ctx context.Context) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%d objects %s installed are gone: %s", len(missing), h.rp.Package, shortNames(missing))
+		return fmt.Errorf("%d objects %s installed are gone: %s", len(missing), h.rp.Package, shortList(missing))
 	}
 	counts, err := h.c.CountAll(ctx, h.rp.counted)
 	if err != nil {

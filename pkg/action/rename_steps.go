@@ -150,7 +150,7 @@ func (h *handOver) unpause(ctx context.Context) error {
 		return fmt.Errorf("unpause %s: %w", h.rp.To, err)
 	}
 	h.say("%s unpaused", h.rp.To)
-	if h.rp.policy != "Manual" {
+	if h.rp.old.ActivationPolicy != "Manual" {
 		return nil
 	}
 	rev, err := h.c.WaitRevision(ctx, h.created, h.created.Source, h.remaining())
