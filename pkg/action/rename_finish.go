@@ -42,13 +42,13 @@ func (h *handOver) finish(ctx context.Context) error {
 // verify checks that every object the old package installed is there,
 // the same object (its UID), and that no live object of their kinds went.
 func (h *handOver) verify(ctx context.Context) error {
+	now, err := h.objectsNow(ctx)
+	if err != nil {
+		return err
+	}
 	var missing []string
 	for _, o := range h.rp.objects {
-		u, err := h.c.Object(ctx, o.gvr, o.obj)
-		if err != nil {
-			return err
-		}
-		if u == nil || string(u.GetUID()) != o.uid {
+		if u, ok := now[o.name]; !ok || u.uid != o.uid {
 			missing = append(missing, o.name)
 		}
 	}

@@ -122,3 +122,67 @@ func ownedBy(owners []metav1.OwnerReference, uids map[string]bool) (owned, contr
 	}
 	return owned, controlled
 }
+
+// objectNow is an inventoried object as it is now.
+type objectNow struct {
+	uid    string
+	owners []metav1.OwnerReference
+}
+
+// controller names the object's controller ("" for none).
+func (o objectNow) controller() string {
+	for _, r := range o.owners {
+		if r.Controller != nil && *r.Controller {
+			return r.Name
+		}
+	}
+	return ""
+}
+
+// objectsNow reads the inventoried objects as they are now, by name
+// (kind/name; a gone one is absent): the CRDs and the MRDs with one list
+// each, which is what the waits read every second (a provider of 2,000
+// CRDs would otherwise cost 2,000 requests a second), the others one GET
+// each.
+func (h *handOver) objectsNow(ctx context.Context) (map[string]objectNow, error) {
+	out := map[string]objectNow{}
+	listed := map[string]bool{}
+	for _, o := range h.rp.objects {
+		res := o.gvr.Resource
+		switch {
+		case res == cluster.ResourceCRDs || res == cluster.ResourceMRDs:
+			if listed[res] {
+				continue
+			}
+			listed[res] = true
+			if err := h.listDefinitions(ctx, res, out); err != nil {
+				return nil, err
+			}
+		default:
+			u, err := h.c.Object(ctx, o.gvr, o.obj)
+			if err != nil {
+				return nil, err
+			}
+			if u != nil {
+				out[o.name] = objectNow{uid: string(u.GetUID()), owners: u.GetOwnerReferences()}
+			}
+		}
+	}
+	return out, nil
+}
+
+// listDefinitions adds every CRD or MRD (res) to out.
+func (h *handOver) listDefinitions(ctx context.Context, res string, out map[string]objectNow) error {
+	list := h.c.AllCRDs
+	if res == cluster.ResourceMRDs {
+		list = h.c.AllMRDs
+	}
+	defs, err := list(ctx)
+	if err != nil {
+		return err
+	}
+	for _, d := range defs {
+		out[defObject(d.Resource, d.Name)] = objectNow{uid: d.UID, owners: d.Owners}
+	}
+	return nil
+}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
@@ -125,12 +123,16 @@ func (h *handOver) letGo(ctx context.Context, pkg string, uids map[string]bool) 
 	if err != nil {
 		return err
 	}
+	now, err := h.objectsNow(ctx)
+	if err != nil {
+		return err
+	}
 	for _, o := range h.rp.objects {
-		u, err := h.c.Object(ctx, o.gvr, o.obj)
-		if err != nil || u == nil || string(u.GetUID()) != o.uid {
+		u, ok := now[o.name]
+		if !ok || u.uid != o.uid {
 			continue // gone, or made again: verified at the end
 		}
-		for _, ref := range u.GetOwnerReferences() {
+		for _, ref := range u.owners {
 			if uids[string(ref.UID)] && ref.Controller != nil && *ref.Controller {
 				if err := h.c.DemoteController(ctx, o.gvr, o.obj, o.uid, string(ref.UID)); err != nil {
 					return fmt.Errorf("release %s: %w", o.name, err)
@@ -207,19 +209,20 @@ func (h *handOver) pendingControl(ctx context.Context) ([]string, error) {
 	if h.hadLockEntry() && !slices.Equal(nodes, []string{now.CurrentRevision}) {
 		pending = append(pending, fmt.Sprintf("the Lock's nodes for %s are %v, not revision %s alone", h.rp.source, nodes, now.CurrentRevision))
 	}
+	objs, err := h.objectsNow(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for _, o := range h.rp.objects {
 		if !o.controlled {
 			continue
 		}
-		u, err := h.c.Object(ctx, o.gvr, o.obj)
-		if err != nil {
-			return nil, err
-		}
-		if u == nil {
+		u, ok := objs[o.name]
+		if !ok {
 			pending = append(pending, o.name+" is gone")
 			continue
 		}
-		if c := controllerName(u.GetOwnerReferences()); c != now.CurrentRevision {
+		if c := u.controller(); c != now.CurrentRevision {
 			pending = append(pending, fmt.Sprintf("%s is controlled by %q", o.name, c))
 		}
 	}
@@ -231,14 +234,4 @@ func (h *handOver) pendingControl(ctx context.Context) ([]string, error) {
 func (h *handOver) hadLockEntry() bool {
 	skip, _ := h.rp.old.Object.Object["spec"].(map[string]any)["skipDependencyResolution"].(bool)
 	return !skip
-}
-
-// controllerName names the controller among refs ("" for none).
-func controllerName(refs []metav1.OwnerReference) string {
-	for _, r := range refs {
-		if r.Controller != nil && *r.Controller {
-			return r.Name
-		}
-	}
-	return ""
 }

@@ -188,3 +188,31 @@ func TestRenameApplyChanged(t *testing.T) {
 		}
 	}
 }
+
+// TestRenameObjectsNowListsDefinitions: what a rename's waits read every
+// second, the objects it hands over, costs one LIST of the CRDs however
+// many the package installed, not a GET each.
+func TestRenameObjectsNowListsDefinitions(t *testing.T) {
+	c, dyn := fakeClusterDyn(t, customFamily()...)
+	r := NewRename(&Config{cluster: c, XPNamespace: "crossplane-system"})
+	rp, err := r.Plan(context.Background(), "provider/fam-custom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn.ClearActions()
+	now, err := (&handOver{r: r, c: c, rp: rp}).objectsNow(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reqs []string
+	for _, a := range dyn.Actions() {
+		reqs = append(reqs, a.GetVerb()+" "+a.GetResource().Resource)
+	}
+	if strings.Join(reqs, ",") != "list customresourcedefinitions" {
+		t.Errorf("requests %v, want one LIST of the CRDs", reqs)
+	}
+	w := now["customresourcedefinition/widgets.stored.example.org"]
+	if len(now) < 2 || w.uid != "crd-widgets" || w.controller() != "fam-custom-aaa" || now["customresourcedefinition/olds.x.example.org"].controller() != "" {
+		t.Errorf("objects now %+v", now)
+	}
+}
