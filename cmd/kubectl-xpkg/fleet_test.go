@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -24,8 +23,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
 )
-
-var fleetProvidersGVR = schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: "providers"}
 
 // fleetRepo is the repository every cluster's test package runs.
 const fleetRepo = "fleet/provider-fleet"
@@ -71,17 +68,17 @@ func installFleetPackage(t *testing.T, env *testenv.Env, host string) {
 	ctx := context.Background()
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "pkg.crossplane.io/v1", "kind": "Provider",
 		"metadata": map[string]any{"name": "fleet-provider"}, "spec": map[string]any{"package": host + "/" + fleetRepo + ":v1.0.0"}}}
-	created, err := dyn.Resource(fleetProvidersGVR).Create(ctx, u, metav1.CreateOptions{})
+	created, err := dyn.Resource(providersGVR).Create(ctx, u, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = dyn.Resource(fleetProvidersGVR).Delete(context.Background(), "fleet-provider", metav1.DeleteOptions{})
+		_ = dyn.Resource(providersGVR).Delete(context.Background(), "fleet-provider", metav1.DeleteOptions{})
 	})
 	created.Object["status"] = map[string]any{"currentRevision": "fleet-provider-0123456789ab",
 		"conditions": []any{map[string]any{"type": "Installed", "status": "True", "reason": "ActivePackageRevision", "lastTransitionTime": "2026-01-01T00:00:00Z"},
 			map[string]any{"type": "Healthy", "status": "True", "reason": "HealthyPackageRevision", "lastTransitionTime": "2026-01-01T00:00:00Z"}}}
-	if _, err := dyn.Resource(fleetProvidersGVR).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	if _, err := dyn.Resource(providersGVR).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
