@@ -15,7 +15,7 @@ import (
 )
 
 // TestRenameFamilyProvider: a family provider installed under a custom
-// name, two members depending on it and two ProviderConfig objects of
+// name, three members depending on it and two ProviderConfig objects of
 // its CRD, on the real package manager. doctor names rename for the twin
 // risk; another custom name is refused (the resolver would make a twin
 // meanwhile); a rename cut short by its timeout is undone; the rename to
@@ -26,26 +26,26 @@ func TestRenameFamilyProvider(t *testing.T) {
 	const famRepoPath = "e2e/ren/provider-family-ren"
 	famRepo := reg.Host + "/" + famRepoPath
 	pushFamilyPackage(t, reg, famRepoPath, "v1.0.0", "", famCRD("ren.example.org", "ProviderConfig"), famCRD("ren.example.org", "ProviderConfigUsage"))
-	for _, m := range []string{"a", "b"} {
+	for _, m := range []string{"a", "b", "c"} {
 		pushFamilyPackage(t, reg, "e2e/ren/provider-ren-"+m, "v1.0.0", famRepo, famCRD(m+".ren.example.org", "Bucket"))
 	}
 	const (
 		custom = "fam-custom"
 		proper = "e2e-ren-provider-family-ren" // the resolver's name
 	)
-	members := []string{"e2e-ren-provider-ren-a", "e2e-ren-provider-ren-b"}
+	members := []string{"e2e-ren-provider-ren-a", "e2e-ren-provider-ren-b", "e2e-ren-provider-ren-c"}
 	pcs := schema.GroupVersionResource{Group: "ren.example.org", Version: "v1beta1", Resource: "providerconfigs"}
 	t.Cleanup(func() {
 		y := clitest.New(t).WithEnv(env)
 		for _, n := range []string{"one", "two"} {
 			_ = c.dyn.Resource(pcs).Delete(context.Background(), n, metav1.DeleteOptions{})
 		}
-		y.Run("uninstall", "provider/"+members[0], "provider/"+members[1], "--force", "--yes", "--wait=2m")
+		y.Run("uninstall", "provider/"+members[0], "provider/"+members[1], "provider/"+members[2], "--force", "--yes", "--wait=2m")
 		y.Run("uninstall", "provider/"+custom, "provider/"+proper, "--force", "--yes", "--wait=2m")
 	})
 	runningCrossplane(t)
 	x.Run("install", famRepo+":v1.0.0", custom, "--wait=5m").Succeeds(t)
-	for _, m := range []string{"a", "b"} {
+	for _, m := range []string{"a", "b", "c"} {
 		x.Run("install", reg.Host+"/e2e/ren/provider-ren-"+m+":v1.0.0", "--wait=5m").Succeeds(t)
 	}
 	uids := map[string]string{}
@@ -78,7 +78,7 @@ func TestRenameFamilyProvider(t *testing.T) {
 	r = x.Run("rename", "provider/"+custom, "--dry-run").Succeeds(t)
 	t.Logf("transcript:\n$ kubectl xpkg rename provider/%s --dry-run\n%s", custom, r.Stdout)
 	contains(t, "rename --dry-run", r.Stdout, "Plan: rename provider/"+custom+" to provider/"+proper, "0 blocking",
-		"installed 2 CRDs, 0 MRDs and 0 other objects (2 live objects of their kinds)", "provider/"+members[0]+", provider/"+members[1]+" depend(s) on it", "[rename-handover]", "Steps (a failed step undoes those before it):")
+		"installed 2 CRDs, 0 MRDs and 0 other objects (2 live objects of their kinds)", "provider/"+members[0]+", provider/"+members[1]+", provider/"+members[2]+" depend(s) on it", "[rename-handover]", "Steps (a failed step undoes those before it):")
 
 	// Cut short: the undo puts the custom-named package back.
 	r = x.Run("rename", "provider/"+custom, "--yes", "--timeout=1s")
