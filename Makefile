@@ -35,7 +35,7 @@ e2e-bins: ## Build (or reuse cached) the real Crossplane binaries the end-to-end
 registry-bin: ## Build (or reuse cached) the OCI registry (CNCF distribution v3) the tests, the demo and dev-env run.
 	hack/build-registry.sh >/dev/null
 
-test: build k8s-bins e2e-bins registry-bin ## Run every test: unit, integration and end-to-end against local clusters and a registry it starts.
+test: build k8s-bins e2e-bins registry-bin ## Run every test: unit, integration and end-to-end, each package against a local cluster and registry of its own (TEST_TIMEOUT per go test run, default 30m).
 	GOTESTFLAGS="$(GOTESTFLAGS)" hack/test.sh $(BIN)
 
 e2e: build k8s-bins e2e-bins registry-bin ## Run only the end-to-end tests against the real Crossplane package manager (make test runs them too).
@@ -44,7 +44,7 @@ e2e: build k8s-bins e2e-bins registry-bin ## Run only the end-to-end tests again
 demo: build k8s-bins e2e-bins registry-bin ## A narrated, self-checking session of every verb against a local cluster, registry and the real Crossplane (DEMOFLAGS=-keep leaves them running).
 	go run ./hack/demo -bin $(BIN) $(DEMOFLAGS)
 
-fuzz: ## Run every fuzz target for FUZZTIME each (default 10s); make test does too.
+fuzz: ## Run every fuzz target's engine for FUZZTIME each (default 10s); make test runs their seed corpora and saved inputs.
 	hack/fuzz.sh
 
 bench: build k8s-bins registry-bin ## Run every benchmark (startup, extract, diff, describe round trips, outdated on 50 packages and on a family of 150 members, plans at cluster scale, upgrade --all on 50 to 200 providers, doctor on 500 to 2,000 CRDs, plan -f on 50 and 200 package manifests, mirror of a 4-package closure against crane copy) and write BENCHMARKS.md; BENCHFLAGS=-quick for 3 runs.

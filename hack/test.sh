@@ -1,26 +1,31 @@
 #!/usr/bin/env bash
-# Runs every test of the repository against a real local environment:
-# starts kube-apiserver + etcd (with Crossplane's CRDs) and an OCI registry
-# (hack/build-registry.sh) with htpasswd auth on loopback, runs `go test`
-# with $XPKG_TESTENV pointing at it, and stops it again, whatever the outcome.
+# Runs every test of the repository against real local servers.
+#
+# Every test binary that needs a cluster starts its own (testenv.Main):
+# etcd and kube-apiserver with Crossplane's CRDs, and an OCI registry with
+# htpasswd auth (hack/build-registry.sh), on reserved loopback ports, stopped
+# when the binary ends. Packages that run at the same time therefore share no
+# state: not the Lock, not a package, not a CRD, not a registry's tags.
 #
 # Packages whose tests run the real Crossplane package manager (they import
-# pkg/testing/crossplane) get an environment of their own, after the others
-# and one package at a time: Crossplane reconciles every package in its
-# cluster, and would fight tests that create packages and fake their status.
-# They run once per Crossplane release in CROSSPLANE_VERSIONS (each built by
-# hack/build-crossplane.sh), each against a fresh environment serving that
-# release's CRDs.
+# pkg/testing/crossplane) run once per Crossplane release in
+# CROSSPLANE_VERSIONS (each built by hack/build-crossplane.sh), each binary
+# against an environment serving that release's CRDs, beside the others.
+#
+# Fuzz targets run their seed corpus and saved inputs here, as plain tests;
+# `make fuzz` (hack/fuzz.sh) runs the fuzzing engines.
 #
 #   hack/test.sh BINARY     BINARY is the built kubectl-xpkg the black-box tests run
 #   E2E_ONLY=1              only the end-to-end packages (make e2e)
 #   CROSSPLANE_VERSIONS     the releases they run against (default: v2.3.4 v2.4.2)
+#   TEST_TIMEOUT            go test's -timeout for each run (default 30m): a
+#                           hang fails with the test's name and its goroutines
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 binary=$(realpath "${1:?usage: hack/test.sh path/to/kubectl-xpkg}")
-bindir=$(hack/build-k8s.sh)
+XPKG_K8S_BIN=$(hack/build-k8s.sh)
 read -r -a releases <<<"${CROSSPLANE_VERSIONS:-v2.3.4 v2.4.2}"
 # The package manager's tests find each release's crossplane binary here.
 declare -A crossplane_bin
@@ -28,14 +33,10 @@ for v in "${releases[@]}"; do
   crossplane_bin[$v]=$(CROSSPLANE_VERSION=$v hack/build-crossplane.sh)
 done
 XPKG_REGISTRY_BIN=$(hack/build-registry.sh)
-export XPKG_REGISTRY_BIN
-
-go build -o _output/bin/devenv ./hack/devenv
-devenv=_output/bin/devenv
-dirs=(_output/testenv _output/testenv-crossplane)
-down() { for d in "${dirs[@]}"; do "$devenv" down -dir "$d" >/dev/null 2>&1 || true; done; }
-down
-trap down EXIT
+timeout=${TEST_TIMEOUT:-30m}
+# No environment is shared: a test binary finds none and starts its own.
+unset XPKG_TESTENV
+export XPKG_K8S_BIN XPKG_REGISTRY_BIN XPKG_BINARY="$binary"
 
 harness=github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/crossplane
 list='{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}'
@@ -44,40 +45,40 @@ mapfile -t with_crossplane < <(go list -f "$list" ./... |
 mapfile -t others < <(go list ./... | grep -vxF -f <(printf '%s\n' "${with_crossplane[@]}"))
 [ ${#others[@]} -gt 0 ] || { echo "test: go list found no packages" >&2; exit 1; }
 
-export XPKG_BINARY="$binary"
+mkdir -p _output
 log=_output/test.log
 : >"$log"
 status=0
 
-# phase DIR GO_TEST_ARGS...: a fresh environment in DIR for one go test run.
-phase() {
-  local dir=$1; shift
-  "$devenv" up -dir "$dir" -bin "$bindir" >/dev/null
-  # Only the state file is exported: tests pick credentials from it
-  # explicitly, so nothing else of the environment leaks into what they see.
+# run GO_TEST_ARGS...: one go test run, its output to the terminal and the log.
+run() {
   # shellcheck disable=SC2086 # GOTESTFLAGS is a list of flags
-  XPKG_TESTENV="$root/$dir/env.json" go test -count=1 -v ${GOTESTFLAGS:-} "$@" 2>&1 | tee -a "$log" || status=$?
-  "$devenv" down -dir "$dir" >/dev/null 2>&1 || true
+  go test -count=1 -v -timeout="$timeout" ${GOTESTFLAGS:-} "$@"
 }
-# E2E_ONLY=1 (make e2e) runs only the packages that drive the real Crossplane.
-if [ "${E2E_ONLY:-}" != 1 ]; then
-  phase "${dirs[0]}" "${others[@]}"
-fi
+# The end-to-end runs, one per release, go on beside the other packages:
+# they share nothing, and they spend most of their time waiting for the
+# package manager, not on the CPU. Each writes a log of its own, shown
+# when it ends.
+e2e_pids=() e2e_logs=()
+# Whatever ends this script ends the runs it started too.
+trap 'kill "${e2e_pids[@]}" 2>/dev/null || true' EXIT
 if [ ${#with_crossplane[@]} -gt 0 ]; then
   for v in "${releases[@]}"; do
-    echo "=== end-to-end tests against Crossplane $v" | tee -a "$log"
-    XPKG_CROSSPLANE_VERSION=$v XPKG_CROSSPLANE_BIN=${crossplane_bin[$v]} \
-      phase "${dirs[1]}" -p 1 "${with_crossplane[@]}"
+    l=_output/test-e2e-$v.log
+    echo "=== end-to-end tests against Crossplane $v (in the background, logged to $l)"
+    XPKG_CROSSPLANE_VERSION=$v XPKG_CROSSPLANE_BIN=${crossplane_bin[$v]} run "${with_crossplane[@]}" >"$l" 2>&1 &
+    e2e_pids+=($!) e2e_logs+=("$l")
   done
 fi
-
-# Every parser's fuzz target, for a bounded time each (FUZZTIME).
-if [ "$status" -eq 0 ] && [ "${E2E_ONLY:-}" != 1 ]; then
-  hack/fuzz.sh || status=$?
+# E2E_ONLY=1 (make e2e) runs only the packages that drive the real Crossplane.
+if [ "${E2E_ONLY:-}" != 1 ]; then
+  run "${others[@]}" 2>&1 | tee -a "$log" || status=$?
 fi
-
-# The environments are down already, so the summary below is the last line.
-trap - EXIT
+for i in "${!e2e_pids[@]}"; do
+  wait "${e2e_pids[$i]}" || status=$?
+  echo "=== end-to-end tests against Crossplane ${releases[$i]}" | tee -a "$log"
+  tee -a "$log" <"${e2e_logs[$i]}"
+done
 
 passed=$(grep -cE '^\s*--- PASS' "$log" || true)
 failed=$(grep -cE '^\s*--- FAIL' "$log" || true)

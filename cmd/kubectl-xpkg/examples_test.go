@@ -263,6 +263,9 @@ type exampleEnv struct {
 
 func newExampleEnv(t *testing.T) *exampleEnv {
 	t.Helper()
+	// mirror --from-cluster, outdated, doctor and get read every package:
+	// the examples' cluster holds exactly the packages they install.
+	testenv.Get(t).Quiet(t)
 	l := newLifecycle(t)
 	reg := l.env.RequireRegistry(t)
 	root, err := testenv.ModuleRoot()
