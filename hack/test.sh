@@ -79,6 +79,7 @@ for i in "${!e2e_pids[@]}"; do
   echo "=== end-to-end tests against Crossplane ${releases[$i]}" | tee -a "$log"
   tee -a "$log" <"${e2e_logs[$i]}"
 done
+trap - EXIT
 
 passed=$(grep -cE '^\s*--- PASS' "$log" || true)
 failed=$(grep -cE '^\s*--- FAIL' "$log" || true)
