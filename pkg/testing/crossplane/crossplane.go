@@ -66,6 +66,7 @@ type Crossplane struct {
 
 	ownDir  bool
 	procs   []*testenv.Process
+	ports   []*testenv.Port // the servers' port reservations, held until Stop
 	dyn     dynamic.Interface
 	kube    kubernetes.Interface
 	standIn *deploymentStandIn
@@ -163,6 +164,10 @@ func (c *Crossplane) Stop() error {
 		errs = append(errs, c.procs[i].Stop())
 	}
 	c.procs = nil
+	for _, p := range c.ports {
+		p.Release()
+	}
+	c.ports = nil
 	if c.kube != nil && c.dyn != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 		errs = append(errs, c.removeRegistryConfig(ctx))

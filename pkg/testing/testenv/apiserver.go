@@ -30,32 +30,35 @@ const (
 	userDev     = "xpkg-dev"
 )
 
-func startEtcd(ctx context.Context, dir, bin string, detached bool) (*process, string, error) {
-	clientPort, err := freePort()
-	if err != nil {
-		return nil, "", err
-	}
-	peerPort, err := freePort()
-	if err != nil {
-		return nil, "", err
-	}
-	client := "http://127.0.0.1:" + strconv.Itoa(clientPort)
-	peer := "http://127.0.0.1:" + strconv.Itoa(peerPort)
-	p, err := startProcess(dir, "etcd", bin, []string{
-		"--name=xpkg", "--data-dir=" + filepath.Join(dir, "etcd-data"),
-		"--listen-client-urls=" + client, "--advertise-client-urls=" + client,
-		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
-		"--initial-cluster=xpkg=" + peer,
-		"--unsafe-no-fsync", "--log-level=warn",
-	}, detached)
-	if err != nil {
-		return nil, "", err
-	}
-	httpc := &http.Client{Timeout: time.Second}
-	err = p.waitReady(ctx, 30*time.Second, func(ctx context.Context) bool {
-		return httpOK(ctx, httpc, client+"/health")
+// startEtcd runs etcd on two reserved ports (client, peer); the ports are
+// returned for the caller to release once etcd is stopped.
+func startEtcd(ctx context.Context, dir, bin string, detached bool) (*process, []*Port, string, error) {
+	var client string
+	p, ports, err := startOnPorts(2, func(ports []int) (*process, error) {
+		client = "http://127.0.0.1:" + strconv.Itoa(ports[0])
+		peer := "http://127.0.0.1:" + strconv.Itoa(ports[1])
+		// A fresh data directory for every attempt: one that an attempt
+		// which failed to bind left behind would record its peer URL.
+		data := filepath.Join(dir, "etcd-data")
+		if err := os.RemoveAll(data); err != nil {
+			return nil, err
+		}
+		p, err := startProcess(dir, "etcd", bin, []string{
+			"--name=xpkg", "--data-dir=" + data,
+			"--listen-client-urls=" + client, "--advertise-client-urls=" + client,
+			"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
+			"--initial-cluster=xpkg=" + peer,
+			"--unsafe-no-fsync", "--log-level=warn",
+		}, detached)
+		if err != nil {
+			return nil, err
+		}
+		httpc := &http.Client{Timeout: time.Second}
+		return p, p.waitReady(ctx, 30*time.Second, func(ctx context.Context) bool {
+			return httpOK(ctx, httpc, client+"/health")
+		})
 	})
-	return p, client, err
+	return p, ports, client, err
 }
 
 // apiserverFiles are the credentials the API server and its clients use.
@@ -101,38 +104,39 @@ func writeAPIServerFiles(dir string) (*apiserverFiles, error) {
 	return f, nil
 }
 
-func startAPIServer(ctx context.Context, dir, bin, etcdURL string, f *apiserverFiles, detached bool) (*process, string, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, "", err
-	}
-	url := "https://127.0.0.1:" + strconv.Itoa(port)
-	p, err := startProcess(dir, "kube-apiserver", bin, []string{
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(port),
-		"--etcd-servers=" + etcdURL,
-		"--tls-cert-file=" + f.serverCert, "--tls-private-key-file=" + f.serverKey,
-		"--client-ca-file=" + f.ca, "--token-auth-file=" + f.tokens,
-		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file=" + f.saPub, "--service-account-signing-key-file=" + f.saKey,
-		"--service-cluster-ip-range=10.0.0.0/24",
-		"--authorization-mode=RBAC",
-		"--disable-admission-plugins=ServiceAccount",
-		// Nothing here runs pods or services: skip the endpoint bookkeeping.
-		"--endpoint-reconciler-type=none",
-		"--cert-dir=" + filepath.Join(dir, "apiserver-certs"),
-	}, detached)
-	if err != nil {
-		return nil, "", err
-	}
+// startAPIServer runs kube-apiserver on a reserved port, returned for the
+// caller to release once the server is stopped.
+func startAPIServer(ctx context.Context, dir, bin, etcdURL string, f *apiserverFiles, detached bool) (*process, []*Port, string, error) {
 	httpc, err := adminHTTPClient(f)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
-	err = p.waitReady(ctx, 90*time.Second, func(ctx context.Context) bool {
-		return httpOK(ctx, httpc, url+"/readyz")
+	var url string
+	p, ports, err := startOnPorts(1, func(ports []int) (*process, error) {
+		url = "https://127.0.0.1:" + strconv.Itoa(ports[0])
+		p, err := startProcess(dir, "kube-apiserver", bin, []string{
+			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(ports[0]),
+			"--etcd-servers=" + etcdURL,
+			"--tls-cert-file=" + f.serverCert, "--tls-private-key-file=" + f.serverKey,
+			"--client-ca-file=" + f.ca, "--token-auth-file=" + f.tokens,
+			"--service-account-issuer=https://kubernetes.default.svc",
+			"--service-account-key-file=" + f.saPub, "--service-account-signing-key-file=" + f.saKey,
+			"--service-cluster-ip-range=10.0.0.0/24",
+			"--authorization-mode=RBAC",
+			"--disable-admission-plugins=ServiceAccount",
+			// Nothing here runs pods or services: skip the endpoint bookkeeping.
+			"--endpoint-reconciler-type=none",
+			"--cert-dir=" + filepath.Join(dir, "apiserver-certs"),
+		}, detached)
+		if err != nil {
+			return nil, err
+		}
+		return p, p.waitReady(ctx, 90*time.Second, func(ctx context.Context) bool {
+			return httpOK(ctx, httpc, url+"/readyz")
+		})
 	})
-	return p, url, err
+	return p, ports, url, err
 }
 
 func adminHTTPClient(f *apiserverFiles) (*http.Client, error) {

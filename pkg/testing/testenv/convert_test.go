@@ -9,7 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-func TestMain(m *testing.M) { Main(m) }
+func TestMain(m *testing.M) {
+	runHelper() // when a test started this binary as a helper process: never returns
+	Main(m)
+}
 
 // TestV0CRDsKeepTheirSchemas: Crossplane v0.x's v1beta1 CRDs, converted to
 // v1, keep their schemas (a PackageInstall's spec.package is a string) and

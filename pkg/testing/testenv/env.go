@@ -36,6 +36,9 @@ type Env struct {
 	Processes         []PID     `json:"processes"`
 	// StartSeconds is how long the API server took to become ready.
 	StartSeconds float64 `json:"apiserverStartSeconds"`
+
+	// ports are the servers' port reservations, held until Stop.
+	ports []*Port
 }
 
 // PID records a server process so that Stop can end it from another process.
@@ -60,7 +63,10 @@ type Options struct {
 	// Log receives progress lines.
 	Log io.Writer
 	// Detached servers outlive the process that started them (devenv up);
-	// otherwise they die with it, even if it is killed.
+	// otherwise they die with it, even if it is killed. The reservations
+	// of their ports (see ReservePort) end with that process at the
+	// latest: by then the servers are ready, listening on the ports, and a
+	// port in use is never drawn, so holding them until then is enough.
 	Detached bool
 }
 
@@ -101,8 +107,8 @@ func Start(ctx context.Context, o Options) (env *Env, err error) {
 				return env, err
 			}
 		}
-		p, reg, err := startRegistry(ctx, dir, bin, o.Detached)
-		env.track(p, bin)
+		p, ports, reg, err := startRegistry(ctx, dir, bin, o.Detached)
+		env.track(p, bin, ports)
 		if err != nil {
 			return env, err
 		}
@@ -121,8 +127,8 @@ func (e *Env) startCluster(ctx context.Context, o Options) error {
 		}
 	}
 	e.Kubectl = bins["kubectl"]
-	p, etcdURL, err := startEtcd(ctx, e.Dir, bins["etcd"], o.Detached)
-	e.track(p, bins["etcd"])
+	p, ports, etcdURL, err := startEtcd(ctx, e.Dir, bins["etcd"], o.Detached)
+	e.track(p, bins["etcd"], ports)
 	if err != nil {
 		return err
 	}
@@ -131,8 +137,8 @@ func (e *Env) startCluster(ctx context.Context, o Options) error {
 		return err
 	}
 	start := time.Now()
-	p, url, err := startAPIServer(ctx, e.Dir, bins["kube-apiserver"], etcdURL, files, o.Detached)
-	e.track(p, bins["kube-apiserver"])
+	p, ports, url, err := startAPIServer(ctx, e.Dir, bins["kube-apiserver"], etcdURL, files, o.Detached)
+	e.track(p, bins["kube-apiserver"], ports)
 	if err != nil {
 		return err
 	}
@@ -163,7 +169,10 @@ func (e *Env) loadCrossplaneCRDs(ctx context.Context, o Options) error {
 	return nil
 }
 
-func (e *Env) track(p *process, bin string) {
+// track records a server and keeps the reservations of its ports until Stop
+// (RestartAPIServer starts the API server again on its port).
+func (e *Env) track(p *process, bin string, ports []*Port) {
+	e.ports = append(e.ports, ports...)
 	if p != nil {
 		e.Processes = append(e.Processes, PID{Name: p.name, PID: p.pid, Binary: bin})
 	}
@@ -184,13 +193,16 @@ func (e *Env) DynamicClient(context string) (dynamic.Interface, error) {
 	return dynamic.NewForConfig(cfg)
 }
 
-// Stop ends every process of the environment, newest first.
+// Stop ends every process of the environment, newest first, and releases
+// the reservations of their ports.
 func (e *Env) Stop() error {
 	var errs []error
 	for i := len(e.Processes) - 1; i >= 0; i-- {
 		p := e.Processes[i]
 		errs = append(errs, stopPID(p.PID, p.Binary))
 	}
+	releasePorts(e.ports)
+	e.ports = nil
 	return errors.Join(errs...)
 }
 

@@ -57,8 +57,28 @@ func (p *Process) WaitReady(ctx context.Context, timeout time.Duration, ready fu
 // Stop ends the server, first with SIGTERM, then SIGKILL.
 func (p *Process) Stop() error { return stopPID(p.p.pid, p.bin) }
 
-// FreePort returns a loopback port that was free a moment ago.
-func FreePort() (int, error) { return freePort() }
+// StartOnPorts reserves n ports (see ReservePort) and calls start with
+// their numbers; start starts a server on them (StartProcess) and waits
+// until it is ready (WaitReady). When the server exits during start-up
+// because a port was taken before it bound it (its log says "address
+// already in use" or "bind: "), StartOnPorts releases the ports, reserves
+// others and calls start again, a few times before it gives up with the
+// last error. The log of a failed attempt is kept as <log>.<attempt>.
+//
+// The process (nil if none started) and the ports are returned whether or
+// not the start succeeded: stop the one, then release the others.
+func StartOnPorts(n int, start func(ports []int) (*Process, error)) (*Process, []*Port, error) {
+	var last *Process
+	_, ports, err := startOnPorts(n, func(ports []int) (*process, error) {
+		p, err := start(ports)
+		last = p
+		if p == nil {
+			return nil, err
+		}
+		return p.p, err
+	})
+	return last, ports, err
+}
 
 // Tail returns the last n lines of a log file, for error messages.
 func Tail(path string, n int) string { return tail(path, n) }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,16 +14,64 @@ import (
 	"time"
 )
 
-// freePort asks the kernel for a free loopback port. Another process could
-// take it before ours binds it; on this single-user test machine that is rare
-// enough, and the start fails loudly when it happens.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// bindAttempts is how often startOnPorts starts a server that fails to bind.
+const bindAttempts = 5
+
+// startOnPorts reserves n ports and calls start with their numbers; start
+// starts a server on them and waits until it is ready. A port can still be
+// taken before the server binds it (by a program that pays no heed to the
+// reservations, or as a source port where the ephemeral range left no room
+// to draw outside it): when the server exits during start-up and its log
+// shows it failed to bind, the ports are released, others reserved and the
+// server started again, up to bindAttempts times. The log of a failed
+// attempt is kept as <log>.<attempt>. The ports are returned whether or not
+// the start succeeded, for the caller to release once the server is gone.
+func startOnPorts(n int, start func(ports []int) (*process, error)) (*process, []*Port, error) {
+	for attempt := 1; ; attempt++ {
+		ports, err := reservePorts(n)
+		if err != nil {
+			return nil, nil, err
+		}
+		numbers := make([]int, n)
+		for i, p := range ports {
+			numbers[i] = p.Number()
+		}
+		if beforeStart != nil {
+			beforeStart(attempt, numbers)
+		}
+		p, err := start(numbers)
+		if err == nil || !failedToBind(p) {
+			return p, ports, err
+		}
+		if attempt == bindAttempts {
+			return p, ports, fmt.Errorf("%s failed to bind its ports %d times, on other ports each time; the last time: %w",
+				p.name, bindAttempts, err)
+		}
+		releasePorts(ports)
+		_ = os.Rename(p.log, p.log+"."+strconv.Itoa(attempt))
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// beforeStart, when set, is called by startOnPorts before each attempt: a
+// test's way to take a port away from a real server.
+var beforeStart func(attempt int, ports []int)
+
+// failedToBind reports whether p has exited and its log tells of a port it
+// could not bind.
+func failedToBind(p *process) bool {
+	if p == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+	default:
+		return false // still running: not a start-up failure
+	}
+	b, err := os.ReadFile(p.log)
+	if err != nil {
+		return false
+	}
+	return bytes.Contains(b, []byte("address already in use")) || bytes.Contains(b, []byte("bind: "))
 }
 
 // process is one server the environment started.

@@ -48,13 +48,10 @@ auth:
     path: %s
 `
 
-func startRegistry(ctx context.Context, dir, bin string, detached bool) (*process, *Registry, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, nil, err
-	}
+// startRegistry runs the registry on a reserved port, returned for the
+// caller to release once the registry is stopped.
+func startRegistry(ctx context.Context, dir, bin string, detached bool) (*process, []*Port, *Registry, error) {
 	reg := &Registry{
-		Host:         "127.0.0.1:" + strconv.Itoa(port),
 		Username:     "xpkg",
 		Password:     randomString(16),
 		DockerConfig: filepath.Join(dir, "docker"),
@@ -62,38 +59,41 @@ func startRegistry(ctx context.Context, dir, bin string, detached bool) (*proces
 	// bcrypt's minimum cost: the default makes every request cost ~0.2 s.
 	hash, err := bcrypt.GenerateFromPassword([]byte(reg.Password), bcrypt.MinCost)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	htpasswd := filepath.Join(dir, "htpasswd")
 	if err := os.WriteFile(htpasswd, fmt.Appendf(nil, "%s:%s\n", reg.Username, hash), 0o600); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	cfgPath := filepath.Join(dir, "registry.yaml")
-	cfg := fmt.Sprintf(registryConfig, filepath.Join(dir, "registry-data"), reg.Host, randomString(16), htpasswd)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		return nil, nil, err
-	}
-	if err := WriteDockerConfig(reg.DockerConfig, reg.Host, reg.Username, reg.Password); err != nil {
-		return nil, nil, err
-	}
-	// The registry exports traces to an OTLP collector unless told not to;
-	// there is none here, and each failed export would be logged.
-	env := append(os.Environ(), "OTEL_TRACES_EXPORTER=none")
-	p, err := startProcessEnv(dir, "registry", bin, []string{"serve", cfgPath}, env, detached)
-	if err != nil {
-		return nil, nil, err
-	}
-	httpc := &http.Client{Timeout: time.Second}
-	err = p.waitReady(ctx, 30*time.Second, func(ctx context.Context) bool {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+reg.Host+"/v2/", nil)
-		resp, err := httpc.Do(req)
-		if err != nil {
-			return false
+	p, ports, err := startOnPorts(1, func(ports []int) (*process, error) {
+		reg.Host = "127.0.0.1:" + strconv.Itoa(ports[0])
+		cfgPath := filepath.Join(dir, "registry.yaml")
+		cfg := fmt.Sprintf(registryConfig, filepath.Join(dir, "registry-data"), reg.Host, randomString(16), htpasswd)
+		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+			return nil, err
 		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusUnauthorized
+		if err := WriteDockerConfig(reg.DockerConfig, reg.Host, reg.Username, reg.Password); err != nil {
+			return nil, err
+		}
+		// The registry exports traces to an OTLP collector unless told not
+		// to; there is none here, and each failed export would be logged.
+		env := append(os.Environ(), "OTEL_TRACES_EXPORTER=none")
+		p, err := startProcessEnv(dir, "registry", bin, []string{"serve", cfgPath}, env, detached)
+		if err != nil {
+			return nil, err
+		}
+		httpc := &http.Client{Timeout: time.Second}
+		return p, p.waitReady(ctx, 30*time.Second, func(ctx context.Context) bool {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+reg.Host+"/v2/", nil)
+			resp, err := httpc.Do(req)
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusUnauthorized
+		})
 	})
-	return p, reg, err
+	return p, ports, reg, err
 }
 
 // WriteDockerConfig writes <dir>/config.json with basic-auth credentials for
@@ -140,8 +140,9 @@ func StartRegistryIn(ctx context.Context, dir string) (reg *Registry, stop func(
 	if err != nil {
 		return nil, nil, err
 	}
-	p, reg, err := startRegistry(ctx, dir, bin, false)
+	p, ports, reg, err := startRegistry(ctx, dir, bin, false)
 	stop = func() error {
+		defer releasePorts(ports)
 		if p == nil {
 			return nil
 		}

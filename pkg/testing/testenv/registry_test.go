@@ -33,7 +33,8 @@ func TestRegistryNeedsNothingOnPATH(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	p, reg, err := startRegistry(context.Background(), dir, bin, false)
+	p, ports, reg, err := startRegistry(context.Background(), dir, bin, false)
+	t.Cleanup(func() { releasePorts(ports) })
 	if p != nil {
 		t.Cleanup(func() { _ = stopPID(p.pid, bin) })
 	}
