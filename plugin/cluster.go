@@ -33,7 +33,11 @@ func (r *Root) config(cf *ClusterFlags, sf *SourceFlags, xpNamespace string) (*a
 	if r.contexts.several() {
 		return nil, errSeveralContexts
 	}
-	return r.configFor(r.ConfigFlags, cf, sf, xpNamespace)
+	getter := genericclioptions.RESTClientGetter(r.ConfigFlags)
+	if r.getter != nil {
+		getter = r.getter
+	}
+	return r.configFor(getter, cf, sf, xpNamespace)
 }
 
 // configFor is config for the cluster getter reaches.

@@ -1,13 +1,19 @@
 package plugin
 
 import (
+	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fakecluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/pkgmanager"
 )
 
 // TestDescribeCountsABigProvider: a provider with many MRDs lists the
@@ -78,4 +84,75 @@ func TestDescribeEventsAsKubectl(t *testing.T) {
 			t.Errorf("describe lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// TestDescribeRequestsDoNotGrowWithRevisions: describe reads the package,
+// its revisions (one list), the Lock and the events, however many revisions
+// the package has.
+func TestDescribeRequestsDoNotGrowWithRevisions(t *testing.T) {
+	const name, ref = "describe-nop", "xpkg.example.org/cli/provider-nop:v0.4.0"
+	current := pkgmanager.RevisionName(name, ref)
+	x := newCLI(t,
+		fakecluster.Object("pkg.crossplane.io/v1", "Provider", name, map[string]any{
+			"spec":   map[string]any{"package": ref},
+			"status": map[string]any{"currentRevision": current, "currentIdentifier": ref}}),
+		fakecluster.Object("pkg.crossplane.io/v1beta1", "Lock", "lock", map[string]any{"packages": []any{
+			map[string]any{"name": current, "source": ref[:strings.LastIndex(ref, ":")], "version": "v0.4.0", "dependencies": []any{}}}}))
+	addRevision(t, x, name, current, ref, 1, "Active")
+
+	want := []string{"GET /apis/pkg.crossplane.io/v1/providers/" + name, "GET /apis/pkg.crossplane.io/v1/providerrevisions",
+		"GET /apis/pkg.crossplane.io/v1beta1/locks/lock", "GET /api/v1/namespaces/default/events"}
+	have := 1
+	for _, revisions := range []int{1, 20, 301} {
+		// Top the revisions up to n, as old inactive ones.
+		for ; have < revisions; have++ {
+			addRevision(t, x, name, fmt.Sprintf("%s-old%02d", name, have), "example.test/old:v0."+fmt.Sprint(have), int64(100+have), "Inactive")
+		}
+		x.Fake.ClearRequests()
+		r := x.Run("describe", "provider/"+name).Succeeds(t)
+		if got := x.Fake.Requests(); len(got) != len(want) || !sameSet(got, want) {
+			t.Errorf("with %d revisions describe made %d requests:\n%v\nwant %v", revisions, len(got), got, want)
+		}
+		// Past 20 the newest 20 and the current one are listed, and the
+		// rest counted.
+		listed := revisions
+		if revisions > 20 {
+			listed = 21 // the current one is the oldest here
+			contains(t, "describe", r.Stdout, fmt.Sprintf("  … and %d older (%d revisions: -o yaml lists them all)\n", revisions-listed, revisions))
+		}
+		if n := len(regexp.MustCompile(`(?m)^  `+name+`-`).FindAllString(r.Stdout, -1)); n != listed {
+			t.Errorf("describe lists %d of %d revisions, want %d", n, revisions, listed)
+		}
+		if !regexp.MustCompile(`(?m)^  ` + current + ` +1 `).MatchString(r.Stdout) {
+			t.Errorf("describe does not list the current revision:\n%s", r.Stdout)
+		}
+	}
+}
+
+// addRevision adds a ProviderRevision of pkg to the fake cluster.
+func addRevision(t *testing.T, x *cli, pkg, name, image string, n int64, state string) {
+	t.Helper()
+	r := fakecluster.Object("pkg.crossplane.io/v1", "ProviderRevision", name, map[string]any{
+		"spec": map[string]any{"image": image, "revision": n, "desiredState": state}})
+	r.SetLabels(map[string]string{"pkg.crossplane.io/package": pkg})
+	if _, err := x.Fake.Dynamic.Resource(revisionsGVR).Create(context.Background(), r, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sameSet tells whether a and b hold the same strings, as often.
+func sameSet(a, b []string) bool {
+	seen := map[string]int{}
+	for _, s := range a {
+		seen[s]++
+	}
+	for _, s := range b {
+		seen[s]--
+	}
+	for _, n := range seen {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -46,6 +46,11 @@ type Root struct {
 
 	// contexts are the values of --context (several for a fleet).
 	contexts *contextsFlag
+	// getter, when set, replaces ConfigFlags as the one cluster's
+	// connection: the fake cluster that the in-process command tests
+	// (harness_test.go) hand the root. Nothing outside the package sets
+	// it; the kubectl flags, and so the user, never do.
+	getter genericclioptions.RESTClientGetter
 }
 
 // NewCmdRoot builds the kubectl-xpkg command tree.

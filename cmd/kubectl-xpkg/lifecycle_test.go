@@ -127,14 +127,6 @@ func TestInstallWaitGetDescribeUninstall(t *testing.T) {
 	r = x.Run("get", "-l", "team=none").Succeeds(t)
 	contains(t, "get -l", r.Stderr, "No packages found.")
 
-	// Shell completion (cobra's __complete, as the shells call it).
-	r = x.Run("__complete", "describe", "").Succeeds(t)
-	contains(t, "describe completion", "\n"+r.Stdout, "\n"+name+"\n", "\nprovider/"+name+"\n")
-	r = x.Run("__complete", "get", "prov").Succeeds(t)
-	if !strings.HasPrefix(r.Stdout, "provider\n") {
-		t.Errorf("get completion of kinds: %q", r.Stdout)
-	}
-
 	r = x.Run("uninstall", name, "--wait=60s").Succeeds(t)
 	contains(t, "uninstall", r.Stdout, "provider/"+name+" deleted")
 	if l.providerExists(t, name) || len(l.revisions(t, name)) > 0 {
@@ -142,18 +134,14 @@ func TestInstallWaitGetDescribeUninstall(t *testing.T) {
 	}
 }
 
-func TestInstallDryRuns(t *testing.T) {
+// TestInstallServerDryRun: the API server admits the object and stores
+// nothing. (The client dry run: plugin's TestInstallClientDryRun.)
+func TestInstallServerDryRun(t *testing.T) {
 	l := newLifecycle(t)
 	ref, _ := pushSample(t, l.env, "provider-nop", "v0.2.1")
 	x := clitest.New(t).WithEnv(l.env)
 	r := x.Run("install", "provider", ref, "dry-run-nop", "--dry-run=server").Succeeds(t)
 	contains(t, "server dry run", r.Stdout, "provider.pkg.crossplane.io/dry-run-nop created (server dry run)")
-	r = x.Run("install", "provider", ref, "dry-run-nop", "--dry-run=client", "-o", "yaml", "--revision-history-limit=0", "--manual-activation").Succeeds(t)
-	want := "apiVersion: pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: dry-run-nop\nspec:\n  package: " + ref +
-		"\n  revisionActivationPolicy: Manual\n  revisionHistoryLimit: 0\n"
-	if r.Stdout != want {
-		t.Errorf("client dry run printed:\n%s\nwant:\n%s", r.Stdout, want)
-	}
 	if l.providerExists(t, "dry-run-nop") {
 		t.Error("a dry run created the provider")
 	}
@@ -291,14 +279,6 @@ func TestInstallRBACDenial(t *testing.T) {
 	contains(t, "stderr", r.Stderr, `User "xpkg-dev" cannot get resource "providers" in API group "pkg.crossplane.io"`, "RBAC")
 }
 
-// TestGetRefusesNamesWithASelector: as kubectl does, rather than ignoring
-// the selector.
-func TestGetRefusesNamesWithASelector(t *testing.T) {
-	l := newLifecycle(t)
-	r := clitest.New(t).WithEnv(l.env).Run("get", "providers", "some-name", "-l", "team=platform").Fails(t, 1)
-	contains(t, "get -l with names", r.Stderr, "error: name cannot be provided when a selector is specified")
-}
-
 // TestWaitFailsFastWhenRBACDeniesTheWatch: an identity that may install a
 // provider but not list its revisions gets, within seconds, one line that
 // names what it may not watch, not a silent wait until the timeout.
@@ -344,43 +324,4 @@ func TestWaitFailsFastWhenRBACDeniesTheWatch(t *testing.T) {
 	}
 	contains(t, "stdout", r.Stdout, "provider.pkg.crossplane.io/"+name+" created")
 	contains(t, "stderr", r.Stderr, "error: cannot watch providerrevisions.pkg.crossplane.io", `cannot list resource "providerrevisions"`)
-}
-
-// TestGetSeveralNamesAndNoHeaders: get A B prints the packages found and
-// fails for the one missing, naming it, as kubectl get does;
-// --no-headers leaves the header line out of every table.
-func TestGetSeveralNamesAndNoHeaders(t *testing.T) {
-	l := newLifecycle(t)
-	const name = "get-several-nop"
-	p := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "pkg.crossplane.io/v1", "kind": "Provider",
-		"metadata": map[string]any{"name": name}, "spec": map[string]any{"package": "xpkg.example.test/org/provider-nop:v0.4.0"}}}
-	if _, err := l.dyn.Resource(providersGVR).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.dyn.Resource(providersGVR).Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	x := clitest.New(t).WithEnv(l.env)
-
-	r := x.Run("get", "providers", name, "no-such-provider").Fails(t, 1)
-	if row := tableRow(r.Stdout, name); len(row) == 0 || !strings.HasPrefix(r.Stdout, "NAME ") {
-		t.Errorf("get A B with B missing printed %q", r.Stdout)
-	}
-	contains(t, "get A B", r.Stderr, "no-such-provider", "not found")
-	r = x.Run("get", name, "no-such-provider").Fails(t, 1)
-	contains(t, "get A B without a kind", r.Stderr, `no package named "no-such-provider"`)
-	contains(t, "get A B without a kind", r.Stdout, name)
-	r = x.Run("get", "providers", "no-such-a", "no-such-b").Fails(t, 1)
-	if n := strings.Count(r.Stderr, "error: Error from server (NotFound)"); n != 2 || r.Stdout != "" {
-		t.Errorf("get A B, both missing: %d error lines, stdout %q:\n%s", n, r.Stdout, r.Stderr)
-	}
-
-	for _, o := range []string{"", "wide", "custom-columns=NAME:.metadata.name,PACKAGE:.spec.package"} {
-		args := []string{"get", "providers", name, "--no-headers"}
-		if o != "" {
-			args = append(args, "-o", o)
-		}
-		r = x.Run(args...).Succeeds(t)
-		if lines := strings.Split(strings.TrimSpace(r.Stdout), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], name+" ") {
-			t.Errorf("get --no-headers -o %q printed %q", o, r.Stdout)
-		}
-	}
 }

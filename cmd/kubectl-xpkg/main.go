@@ -56,10 +56,7 @@ func run(streams genericiooptions.IOStreams, args []string) int {
 		fmt.Fprintf(streams.ErrOut, "error: %s\n", msg)
 		return exit.Signaled + int(sig.(syscall.Signal))
 	}
-	if err != nil && !errors.Is(err, exit.Silent) {
-		fmt.Fprintf(streams.ErrOut, "error: %s\n", exit.Message(err))
-	}
-	return exit.Code(err)
+	return exit.Report(streams.ErrOut, err)
 }
 
 func signalName(s os.Signal) string {

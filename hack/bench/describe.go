@@ -18,7 +18,7 @@ const describeMethod = "`kubectl-xpkg describe provider/NAME`" + ` against a loc
 Provider, its revision and its Lock entry are written by the test package
 manager of pkg/testing/pkgmanager, which is then stopped, and old inactive
 revisions are added to reach 1 and 20). **Requests** are counted from the
-` + "`-v=6`" + ` log, which has one line per request, as cmd/kubectl-xpkg/describe_test.go
+` + "`-v=6`" + ` log, which has one line per request, as cmd/kubectl-xpkg/requestlog_test.go
 counts them; discovery (/api, /apis and their group versions) is counted
 apart: a cold run starts with an empty --cache-dir, a warm run reuses one.
 **Round trips** are the longest chain of requests each sent after the

@@ -91,7 +91,7 @@ func install(dyn dynamic.Interface, name string) error {
 }
 
 // addRevisions tops the package's revisions up to n with old inactive
-// ones, as cmd/kubectl-xpkg/describe_test.go does.
+// ones, as plugin/describe_test.go does over a fake cluster.
 func addRevisions(dyn dynamic.Interface, pkg string, n int) error {
 	ctx := context.Background()
 	l, err := dyn.Resource(revisionsGVR).List(ctx, metav1.ListOptions{LabelSelector: packageLabel + "=" + pkg})

@@ -23,7 +23,7 @@ type request struct {
 }
 
 // responseLine is client-go's one line per request at -v=6, as
-// cmd/kubectl-xpkg/describe_test.go reads it.
+// cmd/kubectl-xpkg/requestlog_test.go reads it.
 var responseLine = regexp.MustCompile(`"Response" verb="(\w+)" url="https?://[^/]+(/[^"?]*)`)
 
 // discoveryPath is /api, /apis, /api/V and /apis/GROUP[/V]: discovery, which

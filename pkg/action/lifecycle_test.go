@@ -10,33 +10,16 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fakecluster"
 )
 
 // listKinds are the resources the fake cluster serves.
-var listKinds = map[schema.GroupVersionResource]string{
-	{Group: "pkg.crossplane.io", Version: "v1", Resource: "providers"}:                                         "ProviderList",
-	{Group: "pkg.crossplane.io", Version: "v1", Resource: "configurations"}:                                    "ConfigurationList",
-	{Group: "pkg.crossplane.io", Version: "v1", Resource: "functions"}:                                         "FunctionList",
-	{Group: "pkg.crossplane.io", Version: "v1", Resource: "providerrevisions"}:                                 "ProviderRevisionList",
-	{Group: "pkg.crossplane.io", Version: "v1", Resource: "configurationrevisions"}:                            "ConfigurationRevisionList",
-	{Group: "pkg.crossplane.io", Version: "v1", Resource: "functionrevisions"}:                                 "FunctionRevisionList",
-	{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "locks"}:                                        "LockList",
-	{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}:                      "CustomResourceDefinitionList",
-	{Group: "stored.example.org", Version: "v1beta1", Resource: "widgets"}:                                     "WidgetList",
-	{Group: "apps", Version: "v1", Resource: "deployments"}:                                                    "DeploymentList",
-	{Group: "", Version: "v1", Resource: "events"}:                                                             "EventList",
-	{Group: "apiextensions.crossplane.io", Version: "v1alpha1", Resource: "managedresourcedefinitions"}:        "ManagedResourceDefinitionList",
-	{Group: "apiextensions.crossplane.io", Version: "v1alpha1", Resource: "managedresourceactivationpolicies"}: "ManagedResourceActivationPolicyList",
-	{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "imageconfigs"}:                                 "ImageConfigList",
-	{Group: "", Version: "v1", Resource: "secrets"}:                                                            "SecretList",
-	{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "deploymentruntimeconfigs"}:                     "DeploymentRuntimeConfigList",
-}
+var listKinds = fakecluster.ListKinds
 
 // fakeCluster is a cluster over client-go's dynamic fake, holding objs.
 func fakeCluster(t *testing.T, objs ...*unstructured.Unstructured) *cluster.Cluster {
@@ -49,21 +32,11 @@ func fakeCluster(t *testing.T, objs ...*unstructured.Unstructured) *cluster.Clus
 // the requests made.
 func fakeClusterDyn(t *testing.T, objs ...*unstructured.Unstructured) (*cluster.Cluster, *dynamicfake.FakeDynamicClient) {
 	t.Helper()
-	var ros []runtime.Object
-	for _, o := range objs {
-		ros = append(ros, o)
-	}
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, ros...)
-	return cluster.NewCluster(dyn, cluster.StaticDialect(), "default"), dyn
+	f := fakecluster.New(objs...)
+	return f.Cluster(), f.Dynamic
 }
 
-func obj(apiVersion, kind, name string, fields map[string]any) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": name}}}
-	for k, v := range fields {
-		u.Object[k] = v
-	}
-	return u
-}
+var obj = fakecluster.Object
 
 func provider(name, pkg, currentRevision string) *unstructured.Unstructured {
 	return obj("pkg.crossplane.io/v1", "Provider", name, map[string]any{

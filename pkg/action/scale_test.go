@@ -8,13 +8,13 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fakecluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
@@ -84,18 +84,8 @@ func manyCluster(t *testing.T, host string) (*cluster.Cluster, *dynamicfake.Fake
 // fakeClusterWithLists is fakeClusterDyn with more list kinds.
 func fakeClusterWithLists(t *testing.T, more map[schema.GroupVersionResource]string, objs ...*unstructured.Unstructured) (*cluster.Cluster, *dynamicfake.FakeDynamicClient) {
 	t.Helper()
-	lists := map[schema.GroupVersionResource]string{}
-	for _, a := range []map[schema.GroupVersionResource]string{listKinds, more} {
-		for k, v := range a {
-			lists[k] = v
-		}
-	}
-	var ros []runtime.Object
-	for _, o := range objs {
-		ros = append(ros, o)
-	}
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, ros...)
-	return cluster.NewCluster(dyn, cluster.StaticDialect(), "default"), dyn
+	f := fakecluster.NewWithLists(more, objs...)
+	return f.Cluster(), f.Dynamic
 }
 
 // requests tallies a fake's actions as "verb resource".

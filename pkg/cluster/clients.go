@@ -31,8 +31,22 @@ func NewClients(getter genericclioptions.RESTClientGetter) *Clients {
 	return &Clients{getter: getter}
 }
 
+// DynamicGetter is a RESTClientGetter that hands out its own dynamic
+// client, built beforehand: client-go's fake, for tests that need no API
+// server (pkg/testing/fakecluster). Clients over one have no REST
+// configuration, so the Cluster they connect to reads everything through
+// that client. The kubectl flags never are one.
+type DynamicGetter interface {
+	genericclioptions.RESTClientGetter
+	ToDynamicClient() (dynamic.Interface, error)
+}
+
 func (c *Clients) init() {
 	c.once.Do(func() {
+		if g, ok := c.getter.(DynamicGetter); ok {
+			c.dynamic, c.err = g.ToDynamicClient()
+			return
+		}
 		c.config, c.err = c.getter.ToRESTConfig()
 		if c.err != nil {
 			c.err = fmt.Errorf("load kubeconfig: %w", c.err)
@@ -48,7 +62,8 @@ func (c *Clients) init() {
 	})
 }
 
-// RESTConfig is the client configuration the flags resolved to.
+// RESTConfig is the client configuration the flags resolved to (nil over
+// a DynamicGetter).
 func (c *Clients) RESTConfig() (*rest.Config, error) {
 	c.init()
 	return c.config, c.err

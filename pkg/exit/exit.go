@@ -5,6 +5,7 @@ package exit
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -55,6 +56,17 @@ func Code(err error) int {
 		return Usage
 	}
 	return Error
+}
+
+// Report is how a command's error ends the process: its message on w as
+// one "error: " line (none for Silent, whose message was printed
+// already), and the exit code to end with. main calls it, and so do the
+// tests that run the commands in-process, so that both see the same.
+func Report(w io.Writer, err error) int {
+	if err != nil && !errors.Is(err, Silent) {
+		fmt.Fprintf(w, "error: %s\n", Message(err))
+	}
+	return Code(err)
 }
 
 // Message renders err for the terminal, without the "error: " prefix. API

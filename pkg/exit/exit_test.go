@@ -97,3 +97,24 @@ func TestCode(t *testing.T) {
 		t.Errorf("usage error: %d %q", Code(ue), Message(ue))
 	}
 }
+
+// TestReport: an error ends as one "error: " line and its code; Silent
+// (already printed) and success print nothing.
+func TestReport(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		out  string
+		code int
+	}{
+		{nil, "", OK},
+		{Silent, "", Error},
+		{fmt.Errorf("refused: %w", Silent), "", Error},
+		{WithCode(PlanRefused, errors.New("install of provider/x refused")), "error: install of provider/x refused\n", PlanRefused},
+		{errors.New("two\nlines"), "error: two; lines\n", Error},
+	} {
+		var b strings.Builder
+		if code := Report(&b, c.err); code != c.code || b.String() != c.out {
+			t.Errorf("Report(%v) = %d, %q; want %d, %q", c.err, code, b.String(), c.code, c.out)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package plugin
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
+)
+
+var (
+	providersGVR = schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: "providers"}
+	revisionsGVR = schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: "providerrevisions"}
+)
+
+// pushSample pushes a sample package of hack/testdata to an in-process
+// registry and returns its reference (host/cli/name:tag) and package.yaml.
+func pushSample(t *testing.T, reg *fixture.Registry, name, tag string) (string, []byte) {
+	t.Helper()
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := source.DirStream(filepath.Join(root, "hack", "testdata", "packages", name, tag))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := fixture.Image(stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := reg.Host + "/cli/" + name + ":" + tag
+	if err := fixture.Push(ref, img); err != nil {
+		t.Fatal(err)
+	}
+	return ref, stream
+}
+
+// exists tells whether the fake cluster holds the object.
+func (c *cli) exists(t *testing.T, gvr schema.GroupVersionResource, name string) bool {
+	t.Helper()
+	_, err := c.Fake.Dynamic.Resource(gvr).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+// TestInstallClientDryRun: a client dry run prints the object it would
+// send, with only the fields asked for, and creates nothing: it asks
+// neither the cluster nor the registry.
+func TestInstallClientDryRun(t *testing.T) {
+	reg := fixture.NewRegistry(t)
+	ref, _ := pushSample(t, reg, "provider-nop", "v0.2.1")
+	reg.Reset()
+	x := newCLI(t)
+	r := x.Run("install", "provider", ref, "dry-run-nop", "--dry-run=client", "-o", "yaml", "--revision-history-limit=0", "--manual-activation").Succeeds(t)
+	want := "apiVersion: pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: dry-run-nop\nspec:\n  package: " + ref +
+		"\n  revisionActivationPolicy: Manual\n  revisionHistoryLimit: 0\n"
+	if r.Stdout != want {
+		t.Errorf("client dry run printed:\n%s\nwant:\n%s", r.Stdout, want)
+	}
+	if got := x.Fake.Requests(); len(got) > 0 {
+		t.Errorf("a client dry run asked the cluster: %v", got)
+	}
+	if got := reg.Requests(); len(got) > 0 {
+		t.Errorf("a client dry run asked the registry: %v", got)
+	}
+	if x.exists(t, providersGVR, "dry-run-nop") {
+		t.Error("a dry run created the provider")
+	}
+}
+
+// TestInstallRefusesATwin: install REF other-name of a repository that a
+// package installs already is planned: a blocking finding naming that
+// package and the way out stops it (exit 3, nothing created); --force
+// installs it.
+func TestInstallRefusesATwin(t *testing.T) {
+	ref, _ := pushSample(t, fixture.NewRegistry(t), "provider-nop", "v0.4.0")
+	repo := ref[:strings.LastIndex(ref, ":")]
+	x := newCLI(t)
+	x.Run("install", "provider", ref, "twin-first").Succeeds(t)
+
+	r := x.Run("install", "provider", ref, "twin-second").Fails(t, 3)
+	msg := repo + " is installed already as provider/twin-first (" + ref + "): a second package of one repository puts two nodes for it in the Lock, and Crossplane then resolves no package's dependencies; use 'kubectl xpkg upgrade provider/twin-first' to change its version, or pass --force to install it twice anyway"
+	want := "Plan: install provider/twin-second (" + ref + ")\n  1 blocking, 0 warning, 0 info\n  BLOCKING " + msg + " [twin-install]\n" +
+		"error: install of provider/twin-second (" + ref + ") refused: " + msg + "; pass --force to go ahead anyway\n"
+	if r.Stderr != want || r.Stdout != "" {
+		t.Errorf("stdout %q, stderr:\n%s\nwant:\n%s", r.Stdout, r.Stderr, want)
+	}
+	if x.exists(t, providersGVR, "twin-second") {
+		t.Error("the refused package exists")
+	}
+	r = x.Run("install", "provider", ref, "twin-second", "--force").Succeeds(t)
+	contains(t, "install --force", r.Stdout, "provider.pkg.crossplane.io/twin-second created")
+}
