@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -68,11 +69,15 @@ interrupted reports only what was verified, and a second run finishes the job.
 
 --to PREFIX puts each repository's path under PREFIX (xpkg.crossplane.io/org/pkg goes
 to PREFIX/org/pkg) and writes on stdout the ImageConfigs that send Crossplane's
-package manager there: one spec.rewriteImage per source prefix, and with
+package manager there: one per mirrored repository, whose prefix is that repository
+(xpkg.crossplane.io/org/pkg, rewritten to PREFIX/org/pkg), so that its tags, digests
+and version listing go to the copy and the other repositories of the registry do not
+(a repository whose name merely begins with a mirrored one's, org/pkg-extra, is caught
+too: reading through a cluster, mirror names any such package installed); and with
 --pull-secret one giving PREFIX's registry that Secret (in Crossplane's namespace).
 Apply them, and install with the canonical references: package names stay those the
 resolver derives, and install, plan -f and outdated read through the rewrite as the
-package manager does. Progress and the summary go to stderr.
+package manager does. Progress, warnings and the summary go to stderr.
 
 --to-layout DIR writes an OCI image layout, each package named by its canonical
 reference (org.opencontainers.image.ref.name), to carry across an air gap; on the
@@ -172,5 +177,19 @@ func (o *MirrorOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	warnStrays(ctx, errOut, m, plan)
 	return printImageConfigs(o.root.IOStreams.Out, o.Output, m.ImageConfigs(plan))
+}
+
+// warnStrays says, on stderr, which installed packages the ImageConfigs
+// would send to the mirror although it does not hold them.
+func warnStrays(ctx context.Context, w io.Writer, m *action.Mirror, plan *action.MirrorPlan) {
+	strays, err := m.Strays(ctx, plan)
+	if err != nil {
+		fmt.Fprintf(w, "Warning: the installed packages were not checked against these ImageConfigs: %s\n", exit.Message(err))
+	}
+	for _, s := range strays {
+		fmt.Fprintf(w, "Warning: ImageConfig %s would also send the installed package %s (%s) to %s, which this mirror does not hold: mirror it too (kubectl xpkg mirror %s --to %s), or its next revision, upgrade or cache eviction fails to pull\n",
+			s.ImageConfig, s.Ref, s.Package, s.Resolved, s.Ref, plan.To)
+	}
 }

@@ -163,7 +163,7 @@ var exampleOutputs = map[string]string{
 	"kubectl xpkg mirror xpkg.crossplane.io/crossplane-contrib/configuration-platform:v1.0.0 --to registry.example.com/crossplane > imageconfigs.yaml": "rewriteImage:",
 	"kubectl xpkg mirror xpkg.crossplane.io/crossplane-contrib/configuration-platform:v1.0.0 --to registry.example.com/crossplane --dry-run":           "{registry}/crossplane-contrib/configuration-platform:v1.0.0 >=v0.2.0",
 	"kubectl xpkg mirror --from-layout ./platform --to registry.example.com/crossplane --pull-secret mirror-creds":                                     "name: mirror-creds",
-	"kubectl xpkg mirror --from-cluster --to registry.example.com/crossplane":                                                                          "prefix: {mirror}/crossplane/crossplane-contrib/",
+	"kubectl xpkg mirror --from-cluster --to registry.example.com/crossplane":                                                                          "prefix: {mirror}/crossplane/crossplane-contrib/provider-nop\n",
 	"kubectl xpkg tree configuration-aws-network -o dot | dot -Tsvg > deps.svg":                                                                        "node {registry}/crossplane-contrib/provider-nop: {registry}/crossplane-contrib/provider-nop | v0.4.0",
 }
 

@@ -1,12 +1,16 @@
 package action
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
@@ -60,83 +64,107 @@ func assignDestinations(pkgs []*MirrorPackage, prefix string) error {
 	return nil
 }
 
-// rewrite is one source prefix and the destination prefix it moves to.
-type rewrite struct{ from, to string }
-
-// mirrorRewrites are the rewrites that send the package manager from
-// each package to its copy: one per registry host, of the longest
-// directory every mirrored repository of that host shares (so that
-// nothing else of the host is redirected).
-func mirrorRewrites(pkgs []*MirrorPackage, prefix string) []rewrite {
-	dirs := map[string][]string{} // host → the repositories' directories
-	var hosts []string
+// MirrorConfigs are the ImageConfigs that send Crossplane's package
+// manager to the copies, as pkg/imageconfig reads them: one per mirrored
+// repository, sorted, and with pullSecret one more that gives the
+// copies' registry that Secret (the package manager looks up a pull
+// secret for the rewritten reference).
+//
+// The package manager (crossplane-runtime pkg/xpkg, ImageConfigStore:
+// RewritePath, bestMatch) matches spec.matchImages[].prefix with
+// strings.HasPrefix against the reference as written, not normalised: a
+// package's spec.package (repository:tag or repository@digest) when it
+// pulls, and a dependency's bare repository (CachedClient.ListVersions)
+// when its resolver lists the versions a constraint may pick. The
+// longest prefix of all wins, and spec.rewriteImage.prefix replaces it.
+// The bare repository is therefore the prefix: it rewrites both forms
+// (and the listing) into the copy's repository, and leaves every other
+// repository of the registry alone. A plain prefix cannot end a name: a
+// repository whose name merely begins with a mirrored one
+// (org/provider-aws-s3control beside org/provider-aws-s3) is caught too,
+// sent to where its copy would be; Strays says so of installed ones.
+func MirrorConfigs(pkgs []*MirrorPackage, prefix, pullSecret string) []imageconfig.Config {
+	prefix = strings.TrimSuffix(prefix, "/")
+	repos := map[string]name.Repository{}
 	for _, p := range pkgs {
-		r, err := name.NewRepository(p.Package, name.WeakValidation)
-		if err != nil {
-			continue
+		if r, err := name.NewRepository(p.Package, name.WeakValidation); err == nil {
+			repos[r.Name()] = r
 		}
-		host := r.RegistryStr()
-		if _, ok := dirs[host]; !ok {
-			hosts = append(hosts, host)
-		}
-		segs := strings.Split(r.RepositoryStr(), "/")
-		dirs[host] = append(dirs[host], strings.Join(segs[:len(segs)-1], "/"))
 	}
-	slices.Sort(hosts)
-	prefix = strings.TrimSuffix(prefix, "/") + "/"
-	out := make([]rewrite, 0, len(hosts))
-	for _, h := range hosts {
-		dir := commonDir(dirs[h])
-		if dir != "" {
-			dir += "/"
-		}
-		out = append(out, rewrite{from: h + "/" + dir, to: prefix + dir})
-	}
-	return out
-}
-
-// commonDir is the longest leading run of path segments every dir shares.
-func commonDir(dirs []string) string {
-	common := strings.Split(dirs[0], "/")
-	for _, d := range dirs[1:] {
-		segs := strings.Split(d, "/")
-		n := 0
-		for n < len(common) && n < len(segs) && common[n] == segs[n] {
-			n++
-		}
-		common = common[:n]
-	}
-	return strings.Join(common, "/")
-}
-
-// MirrorImageConfigs are the ImageConfigs that send Crossplane's
-// package manager to the copies: one spec.rewriteImage per source prefix
-// (the references in spec.package stay canonical, so the package names
-// the resolver derives do not change); with pullSecret, one more that
-// gives the copies' registry that Secret, since the package manager
-// looks for a pull secret for the rewritten reference.
-func MirrorImageConfigs(pkgs []*MirrorPackage, prefix, pullSecret string) []map[string]any {
-	var out []map[string]any
-	for _, rw := range mirrorRewrites(pkgs, prefix) {
-		out = append(out, newImageConfig("mirror-"+reference.DNSLabel(strings.TrimSuffix(rw.from, "/")), rw.from, map[string]any{
-			"rewriteImage": map[string]any{"prefix": rw.to},
-		}))
+	taken := map[string]bool{}
+	out := make([]imageconfig.Config, 0, len(repos)+1)
+	for _, n := range slices.Sorted(maps.Keys(repos)) {
+		r := repos[n]
+		out = append(out, imageconfig.Config{
+			Name:          mirrorConfigName(n, taken),
+			Prefixes:      spellings(r),
+			Rewrite:       true,
+			RewritePrefix: prefix + "/" + r.RepositoryStr(),
+		})
 	}
 	if pullSecret != "" {
-		to := strings.TrimSuffix(prefix, "/") + "/"
-		out = append(out, newImageConfig("mirror-"+reference.DNSLabel(strings.TrimSuffix(to, "/"))+"-pull", to, map[string]any{
-			"registry": map[string]any{"authentication": map[string]any{"pullSecretRef": map[string]any{"name": pullSecret}}},
-		}))
+		out = append(out, imageconfig.Config{
+			Name:       "mirror-" + reference.DNSLabel(prefix) + "-pull",
+			Prefixes:   []string{prefix + "/"},
+			PullSecret: pullSecret,
+		})
 	}
 	return out
 }
 
-func newImageConfig(name, prefix string, spec map[string]any) map[string]any {
-	spec["matchImages"] = []any{map[string]any{"type": "Prefix", "prefix": prefix}}
+// spellings are the ways a reference may write repository r, each a
+// prefix of the same config: Docker Hub's is written docker.io/… as well
+// as index.docker.io/… (Crossplane v2 asks for the registry, and for
+// library/, in every reference).
+func spellings(r name.Repository) []string {
+	out := []string{r.Name()}
+	if r.RegistryStr() == name.DefaultRegistry {
+		out = append(out, "docker.io/"+r.RepositoryStr())
+	}
+	return out
+}
+
+// mirrorConfigName names repo's ImageConfig: mirror- and the repository
+// as a DNS label; a name cut short, or one another repository of the
+// set already took, ends in a hash of the repository.
+func mirrorConfigName(repo string, taken map[string]bool) string {
+	n := "mirror-" + reference.DNSLabel(repo)
+	if len(repo) > 63 || taken[n] {
+		sum := sha256.Sum256([]byte(repo))
+		n = "mirror-" + reference.DNSLabel(repo[:min(len(repo), 54)]) + "-" + hex.EncodeToString(sum[:4])
+	}
+	taken[n] = true
+	return n
+}
+
+// MirrorImageConfigs are MirrorConfigs as the objects to apply. The
+// references in spec.package stay canonical, so the package names the
+// resolver derives do not change.
+func MirrorImageConfigs(pkgs []*MirrorPackage, prefix, pullSecret string) []map[string]any {
+	var out []map[string]any
+	for _, c := range MirrorConfigs(pkgs, prefix, pullSecret) {
+		out = append(out, imageConfigObject(c))
+	}
+	return out
+}
+
+// imageConfigObject is c as an ImageConfig object.
+func imageConfigObject(c imageconfig.Config) map[string]any {
+	matches := make([]any, len(c.Prefixes))
+	for i, p := range c.Prefixes {
+		matches[i] = map[string]any{"type": "Prefix", "prefix": p}
+	}
+	spec := map[string]any{"matchImages": matches}
+	if c.Rewrite {
+		spec["rewriteImage"] = map[string]any{"prefix": c.RewritePrefix}
+	}
+	if c.PullSecret != "" {
+		spec["registry"] = map[string]any{"authentication": map[string]any{"pullSecretRef": map[string]any{"name": c.PullSecret}}}
+	}
 	return map[string]any{
 		"apiVersion": ImageConfigAPIVersion,
 		"kind":       "ImageConfig",
-		"metadata":   map[string]any{"name": name},
+		"metadata":   map[string]any{"name": c.Name},
 		"spec":       spec,
 	}
 }

@@ -2,10 +2,15 @@ package action
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -196,20 +201,27 @@ func TestMirrorRoots(t *testing.T) {
 	}
 }
 
-// TestMirrorImageConfigs: one rewrite per registry host, of the
-// directory its repositories share; the pull secret for the rewritten
-// references; two repositories that would collide are refused.
+// TestMirrorImageConfigs: one rewrite per mirrored repository, of that
+// repository alone, to its copy; Docker Hub's two spellings in one; the
+// pull secret for the rewritten references; long names cut with a hash;
+// two repositories that would collide are refused.
 func TestMirrorImageConfigs(t *testing.T) {
+	long := "ghcr.io/acme/" + strings.Repeat("very-long-", 6) + "configuration"
 	pkgs := []*MirrorPackage{
 		{Package: "xpkg.crossplane.io/crossplane-contrib/provider-family-aws", Version: "v1.0.0"},
 		{Package: "xpkg.crossplane.io/crossplane-contrib/provider-aws-s3", Version: "v1.0.0"},
 		{Package: "ghcr.io/acme/platform/configuration", Version: "v2.0.0"},
+		{Package: "index.docker.io/acme/function-x", Version: "v0.1.0"},
+		{Package: long, Version: "v1"},
 	}
 	ics := MirrorImageConfigs(pkgs, "registry.internal/xp/", "mirror-creds")
 	var got []string
 	for _, ic := range ics {
 		spec := ic["spec"].(map[string]any)
-		match := spec["matchImages"].([]any)[0].(map[string]any)["prefix"]
+		var matches []string
+		for _, m := range spec["matchImages"].([]any) {
+			matches = append(matches, m.(map[string]any)["prefix"].(string))
+		}
 		to := ""
 		if rw, ok := spec["rewriteImage"].(map[string]any); ok {
 			to = "→ " + rw["prefix"].(string)
@@ -217,11 +229,14 @@ func TestMirrorImageConfigs(t *testing.T) {
 		if reg, ok := spec["registry"].(map[string]any); ok {
 			to = "secret " + reg["authentication"].(map[string]any)["pullSecretRef"].(map[string]any)["name"].(string)
 		}
-		got = append(got, fmt.Sprintf("%s: %s %s", ic["metadata"].(map[string]any)["name"], match, to))
+		got = append(got, fmt.Sprintf("%s: %s %s", ic["metadata"].(map[string]any)["name"], strings.Join(matches, " "), to))
 	}
 	want := []string{
-		"mirror-ghcr-io-acme-platform: ghcr.io/acme/platform/ → registry.internal/xp/acme/platform/",
-		"mirror-xpkg-crossplane-io-crossplane-contrib: xpkg.crossplane.io/crossplane-contrib/ → registry.internal/xp/crossplane-contrib/",
+		"mirror-ghcr-io-acme-platform-configuration: ghcr.io/acme/platform/configuration → registry.internal/xp/acme/platform/configuration",
+		"mirror-ghcr-io-acme-very-long-very-long-very-long-very-long-v-" + hashOf(long) + ": " + long + " → registry.internal/xp/" + strings.TrimPrefix(long, "ghcr.io/"),
+		"mirror-index-docker-io-acme-function-x: index.docker.io/acme/function-x docker.io/acme/function-x → registry.internal/xp/acme/function-x",
+		"mirror-xpkg-crossplane-io-crossplane-contrib-provider-aws-s3: xpkg.crossplane.io/crossplane-contrib/provider-aws-s3 → registry.internal/xp/crossplane-contrib/provider-aws-s3",
+		"mirror-xpkg-crossplane-io-crossplane-contrib-provider-family-aws: xpkg.crossplane.io/crossplane-contrib/provider-family-aws → registry.internal/xp/crossplane-contrib/provider-family-aws",
 		"mirror-registry-internal-xp-pull: registry.internal/xp/ secret mirror-creds",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -233,6 +248,96 @@ func TestMirrorImageConfigs(t *testing.T) {
 	twins := []*MirrorPackage{{Package: "a.example.com/org/p", Version: "v1"}, {Package: "b.example.com/org/p", Version: "v1"}}
 	if err := assignDestinations(twins, "registry.internal/xp"); err == nil || !strings.Contains(err.Error(), "would both be mirrored to registry.internal/xp/org/p") {
 		t.Errorf("colliding repositories: %v", err)
+	}
+}
+
+func hashOf(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:4])
+}
+
+// TestMirrorImageConfigsRedirectOnlyTheMirrored: the printed
+// ImageConfigs, applied to a cluster that reaches its registry through an
+// ImageConfig of its own and read back as the package manager reads them,
+// send the mirrored repository to its copy in every form the package
+// manager matches (a tag, a digest, the bare repository its resolver lists
+// versions of), while the other packages of the same organisation still
+// read where they did. (The ImageConfigs of one directory per registry
+// sent every package of the organisation to a mirror that did not hold
+// it.) A repository whose name begins with the mirrored one's is caught
+// too: a plain prefix cannot end a name.
+func TestMirrorImageConfigsRedirectOnlyTheMirrored(t *testing.T) {
+	const org, to = "xpkg.example.org/crossplane-contrib/", "mirror.example.com/xp"
+	objs := []*unstructured.Unstructured{imageConfig("upstream", "xpkg.example.org/", "proxy.example.org/", "")}
+	for _, ic := range MirrorImageConfigs([]*MirrorPackage{{Package: org + "provider-nop", Version: "v0.4.0"}}, to, "mirror-creds") {
+		objs = append(objs, &unstructured.Unstructured{Object: ic})
+	}
+	configs, err := fakeCluster(t, objs...).ImageConfigs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := "sha256:" + strings.Repeat("a", 64)
+	for ref, want := range map[string]string{
+		org + "provider-nop:v0.4.0":           to + "/crossplane-contrib/provider-nop:v0.4.0",
+		org + "provider-nop:v0.5.0":           to + "/crossplane-contrib/provider-nop:v0.5.0",
+		org + "provider-nop@" + digest:        to + "/crossplane-contrib/provider-nop@" + digest,
+		org + "provider-nop:v0.4.0@" + digest: to + "/crossplane-contrib/provider-nop:v0.4.0@" + digest,
+		org + "provider-nop":                  to + "/crossplane-contrib/provider-nop",
+		// The siblings read where they did.
+		org + "function-patch-and-transform:v0.9.0": "proxy.example.org/crossplane-contrib/function-patch-and-transform:v0.9.0",
+		org + "provider-helm":                       "proxy.example.org/crossplane-contrib/provider-helm",
+		org + "provider-no:v1":                      "proxy.example.org/crossplane-contrib/provider-no:v1",
+		"xpkg.example.org/other/provider-nop:v1":    "proxy.example.org/other/provider-nop:v1",
+		// The limit of a prefix: sent to where its copy would be.
+		org + "provider-nop-extra:v1": to + "/crossplane-contrib/provider-nop-extra:v1",
+	} {
+		res, err := imageconfig.Resolve(configs, ref)
+		if err != nil || res.Resolved != want {
+			t.Errorf("%s reads as %s (%v), want %s", ref, res.Resolved, err, want)
+		}
+	}
+	if res, _ := imageconfig.Resolve(configs, org+"provider-nop:v0.4.0"); res.PullSecret != "mirror-creds" {
+		t.Errorf("the copy's pull secret: %+v", res)
+	}
+}
+
+// TestMirrorStrays: reading through the cluster, an installed package
+// the ImageConfigs would send to the mirror without the mirror holding
+// it is named: one whose repository's name begins with a mirrored one's,
+// and one an older, broader mirror ImageConfig of the cluster sends to
+// the same prefix; the mirrored package and an unrelated one are not.
+func TestMirrorStrays(t *testing.T) {
+	const org, to = "xpkg.example.org/crossplane-contrib/", "mirror.example.com/xp"
+	c := fakeCluster(t,
+		imageConfig("mirror-xpkg-example-org-old", "xpkg.example.org/old/", to+"/old/", ""),
+		lock(
+			map[string]any{"name": "nop-abc", "type": "Provider", "source": org + "provider-nop", "version": "v0.4.0"},
+			map[string]any{"name": "nop-extra-abc", "type": "Provider", "source": org + "provider-nop-extra", "version": "v1.0.0"},
+			map[string]any{"name": "pt-abc", "type": "Function", "source": org + "function-patch-and-transform", "version": "v0.9.0"},
+			map[string]any{"name": "old-abc", "type": "Function", "source": "xpkg.example.org/old/function-x", "version": "v1.0.0"},
+		))
+	mr := NewMirror(&Config{cluster: c, Limits: xpkg.DefaultLimits})
+	mr.To, mr.ThroughCluster = to, true
+	plan := &MirrorPlan{To: to, Packages: []*MirrorPackage{{Package: org + "provider-nop", Version: "v0.4.0"}}}
+	strays, err := mr.Strays(context.Background(), plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range strays {
+		got = append(got, s.Package+" "+s.Ref+" "+s.ImageConfig+" "+s.Resolved)
+	}
+	want := []string{
+		"nop-extra-abc " + org + "provider-nop-extra:v1.0.0 mirror-xpkg-example-org-crossplane-contrib-provider-nop " + to + "/crossplane-contrib/provider-nop-extra:v1.0.0",
+		"old-abc xpkg.example.org/old/function-x:v1.0.0 mirror-xpkg-example-org-old " + to + "/old/function-x:v1.0.0",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("strays:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Not reading through the cluster: nothing to check.
+	mr.ThroughCluster = false
+	if strays, err := mr.Strays(context.Background(), plan); err != nil || len(strays) != 0 {
+		t.Errorf("without the cluster: %v %v", strays, err)
 	}
 }
 

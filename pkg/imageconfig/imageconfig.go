@@ -1,10 +1,15 @@
 // Package imageconfig applies Crossplane's ImageConfigs
 // (pkg.crossplane.io/v1beta1) to a package reference the way the package
-// manager of Crossplane v2.3 does: of the ImageConfigs that set a rewrite,
-// the one with the longest matching spec.matchImages[].prefix rewrites the
-// reference; then, of those that set a pull secret, the one with the
-// longest prefix matching the rewritten reference supplies it. Prefixes
-// match the reference as written, character by character.
+// manager of Crossplane v2.3 and v2.4 does (crossplane-runtime pkg/xpkg,
+// ImageConfigStore.RewritePath, PullSecretFor and bestMatch): of the
+// ImageConfigs that set a rewrite, the one with the longest matching
+// spec.matchImages[].prefix rewrites the reference, that config's longest
+// matching prefix replaced by spec.rewriteImage.prefix; then, of those
+// that set a pull secret, the one with the longest prefix matching the
+// rewritten reference supplies it. Prefixes match with strings.HasPrefix
+// against the reference as written, never normalised (no index.docker.io
+// added): a package's spec.package, with its tag or digest, and, when the
+// resolver lists the versions of a dependency, its bare repository.
 package imageconfig
 
 import "strings"
@@ -101,8 +106,10 @@ func (r Resolution) Names() []string {
 	return out
 }
 
-// bestMatch is the valid config with the longest prefix of image; the
-// first listed wins a tie, as in the package manager.
+// bestMatch is the valid config with the longest prefix of image (an
+// empty prefix never matches); the first listed wins a tie. The package
+// manager lists them from its informer cache, in no set order, so that
+// which of two configs with one prefix it takes is not determined.
 func bestMatch(configs []Config, image string, valid func(*Config) bool) *Config {
 	var best *Config
 	longest := 0

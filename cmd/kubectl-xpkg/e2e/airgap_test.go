@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/crossplane"
@@ -131,7 +132,8 @@ func TestMirrorAirGapped(t *testing.T) {
 	t.Logf("transcript:\n$ kubectl xpkg mirror %s --to %s/mirror --pull-secret airgap-mirror\n%s%s", root, dst.Host, r.Stderr, r.Stdout)
 	contains(t, "mirror", r.Stderr, "Mirrored 4 of 4 package(s) to "+dst.Host+"/mirror, each verified there by digest: 4 copied", "2 platform(s)")
 	printed := r.Stdout
-	contains(t, "mirror's ImageConfigs", printed, "kind: ImageConfig", "prefix: "+airCanon+"e2e/air/", "prefix: "+dst.Host+"/mirror/e2e/air/", "name: airgap-mirror")
+	contains(t, "mirror's ImageConfigs", printed, "kind: ImageConfig", "name: airgap-mirror")
+	oneConfigPerRepository(t, printed, dst.Host+"/mirror/")
 	sameDigests(t, reg, dst, "mirror")
 
 	r = x.Run(append([]string{"mirror", root, "--to", dst.Host + "/mirror"}, through...)...).Succeeds(t)
@@ -145,7 +147,7 @@ func TestMirrorAirGapped(t *testing.T) {
 	// The other side of the gap: no cluster, no source registry.
 	r = x.Run("mirror", "--from-layout", layout, "--to", dst.Host+"/layout").Succeeds(t)
 	t.Logf("transcript:\n$ kubectl xpkg mirror --from-layout air --to %s/layout\n%s%s", dst.Host, r.Stderr, r.Stdout)
-	contains(t, "mirror --from-layout", r.Stdout, "prefix: "+dst.Host+"/layout/e2e/air/")
+	oneConfigPerRepository(t, r.Stdout, dst.Host+"/layout/")
 	sameDigests(t, reg, dst, "layout")
 
 	installThroughMirror(t, env, x, dst, printed)
@@ -157,6 +159,57 @@ func TestMirrorAirGapped(t *testing.T) {
 	}
 	x.Run("mirror", "--from-cluster", "--to", dst.Host+"/again").Succeeds(t)
 	sameDigests(t, reg, dst, "again")
+
+	siblingReadsUpstream(t, env, x, reg, ics, upstream)
+}
+
+// oneConfigPerRepository: the ImageConfigs printed match each mirrored
+// repository alone (the bare repository: its tags, digests and version
+// listing), rewritten to its copy under to, and nothing broader.
+func oneConfigPerRepository(t *testing.T, printed, to string) {
+	t.Helper()
+	for repo := range airClosure {
+		contains(t, "the ImageConfigs", printed, "- prefix: "+airCanon+repo+"\n", "  prefix: "+to+repo+"\n")
+	}
+	if n := strings.Count(printed, "rewriteImage:"); n != len(airClosure) {
+		t.Errorf("%d rewrites, want one per mirrored repository (%d):\n%s", n, len(airClosure), printed)
+	}
+	if strings.Contains(printed, "prefix: "+airCanon+"e2e/air/\n") {
+		t.Errorf("an ImageConfig redirects the whole organisation:\n%s", printed)
+	}
+}
+
+// siblingReadsUpstream: with the mirror's ImageConfigs applied and the
+// way upstream back, a package of the same organisation that was not
+// mirrored installs from upstream, where it is, and outdated reads its
+// versions there; the mirrored packages stay on the mirror.
+func siblingReadsUpstream(t *testing.T, env *testenv.Env, x *clitest.Test, reg *testenv.Registry, ics dynamic.ResourceInterface, upstream *unstructured.Unstructured) {
+	ctx := context.Background()
+	pushMultiPlatform(t, reg, "Function", "e2e/air/function-other", "v0.1.0")
+	upstream.SetResourceVersion("")
+	if _, err := ics.Create(ctx, upstream, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		clitest.New(t).WithEnv(env).Run("uninstall", "function/air-sibling", "--force", "--yes", "--wait=2m")
+	})
+	x.Run("install", "function", airCanon+"e2e/air/function-other:v0.1.0", "air-sibling", "--wait=5m").Succeeds(t)
+	r := x.Run("describe", "function/air-sibling").Succeeds(t)
+	contains(t, "describe the sibling", r.Stdout, "Resolved package:   "+reg.Host+"/e2e/air/function-other:v0.1.0")
+	r = x.Run("outdated", "-o", "json").Succeeds(t)
+	var rep struct {
+		Items []struct{ Name, Latest, Error string }
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("outdated -o json: %v\n%s", err, r.Stdout)
+	}
+	for _, it := range rep.Items {
+		if it.Name == "air-sibling" && (it.Latest != "v0.1.0" || it.Error != "") {
+			t.Errorf("outdated reads the sibling's versions elsewhere: latest %q, error %q", it.Latest, it.Error)
+		}
+	}
+	r = x.Run("describe", "provider/e2e-air-provider-air-s3").Succeeds(t)
+	contains(t, "describe the mirrored provider", r.Stdout, "/mirror/e2e/air/provider-air-s3:v1.1.0")
 }
 
 // sameDigests: every package of the closure is at the destination under
