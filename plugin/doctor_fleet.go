@@ -34,7 +34,7 @@ func (o *DoctorOptions) runFleet(ctx context.Context, f *action.Fleet) error {
 	if o.Fix {
 		return &exit.UsageError{Err: errors.New("--fix repairs one cluster: give one --context"), Hint: "See 'kubectl xpkg doctor --help' for usage."}
 	}
-	answers := action.RunFleet(ctx, f, func(ctx context.Context, cfg *action.Config) (*action.Report, error) {
+	answers := askFleet(ctx, f, func(ctx context.Context, cfg *action.Config) (*action.Report, error) {
 		d := action.NewDoctor(cfg)
 		d.CrossplaneVersion, d.NoRegistry = o.CrossplaneVersion, o.Offline
 		rep, err := d.Run(ctx)

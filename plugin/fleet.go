@@ -2,14 +2,18 @@ package plugin
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
@@ -46,7 +50,7 @@ func wrapContextFlag(fs *pflag.FlagSet) *contextsFlag {
 	}
 	c := &contextsFlag{Value: f.Value}
 	f.Value = c
-	f.Usage = "The name of the kubeconfig context to use; get, outdated, doctor and version take it repeated or as a glob ('prod-*') to ask several clusters at once."
+	f.Usage = "The name of the kubeconfig context to use; get, outdated, doctor and version take it repeated or as a glob ('prod-*') to ask several clusters at once, each bounded as a whole by --request-timeout (30s when it is 0 or unset)."
 	return c
 }
 
@@ -57,7 +61,7 @@ type FleetFlags struct {
 
 // AddFlags registers the flags.
 func (f *FleetFlags) AddFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&f.AllContexts, "all-contexts", false, "Ask every context of the kubeconfig, at once: one table with a CLUSTER column first (as do a repeated --context and a glob).")
+	fs.BoolVar(&f.AllContexts, "all-contexts", false, "Ask every context of the kubeconfig, at once: one table with a CLUSTER column first (as do a repeated --context and a glob). Each context's whole read, its credential plugin included, is bounded by --request-timeout (30s when it is 0 or unset): one that has not answered by then is <unreachable>, the others print.")
 }
 
 // errSeveralContexts is a change verb given several clusters.
@@ -93,17 +97,85 @@ func (r *Root) fleet(ff *FleetFlags, cf *ClusterFlags, sf *SourceFlags, xpNamesp
 	if err != nil {
 		return nil, err
 	}
+	timeout, err := fleetTimeout(r.ConfigFlags.Timeout)
+	if err != nil {
+		return nil, err
+	}
 	out := &lockedWriter{w: r.IOStreams.ErrOut}
 	members := make([]action.Member, 0, len(names))
 	for _, name := range names {
-		cfg, err := r.configFor(r.memberFlags(name), cf, sf, xpNamespace)
+		flags := r.memberFlags(name)
+		cfg, err := r.configFor(flags, cf, sf, xpNamespace)
 		if err != nil {
 			return nil, err
 		}
 		cfg.Events = action.Events{Progress: &prefixWriter{out: out, prefix: "context " + name + ": "}}
-		members = append(members, action.Member{Context: name, Config: cfg})
+		members = append(members, action.Member{Context: name, Config: cfg, Credential: credentialPlugin(flags)})
 	}
-	return action.NewFleet(members), nil
+	f := action.NewFleet(members)
+	f.Timeout = timeout
+	return f, nil
+}
+
+// fleetTimeout is the bound of each cluster's whole read: --request-timeout
+// when it is set above 0, else the default.
+func fleetTimeout(flag *string) (time.Duration, error) {
+	if flag == nil || *flag == "" {
+		return 0, nil
+	}
+	d, err := clientcmd.ParseTimeout(*flag)
+	if err != nil {
+		return 0, &exit.UsageError{Err: fmt.Errorf("--request-timeout %q: want a duration such as 30s or 2m, or seconds", *flag), Hint: "See --help for usage."}
+	}
+	return d, nil
+}
+
+// credentialPlugin is the exec credential plugin the context runs, as
+// its kubeconfig names it ("" for none, or a kubeconfig that does not
+// load: the read says so).
+func credentialPlugin(flags *genericclioptions.ConfigFlags) string {
+	rc, err := flags.ToRESTConfig()
+	if err != nil || rc.ExecProvider == nil {
+		return ""
+	}
+	return rc.ExecProvider.Command
+}
+
+// askFleet is action.RunFleet with the credential plugins it starts kept
+// off this process's stderr (detachPluginStderr).
+func askFleet[T any](ctx context.Context, f *action.Fleet, read func(context.Context, *action.Config) (T, error)) []action.Answer[T] {
+	restore := detachPluginStderr()
+	defer restore()
+	return action.RunFleet(ctx, f, read)
+}
+
+// detachPluginStderr hands the exec credential plugins client-go starts
+// from now on a pipe of this process as their stderr, copied to stderr,
+// instead of stderr itself (client-go gives them os.Stderr as it is when
+// it first builds a context's transport). A plugin the fleet leaves behind
+// (a login waiting for a browser) would otherwise keep stderr open after
+// this process exits, and whatever reads it (a pipe, a test harness)
+// waiting. restore puts stderr back and copies what is left, waiting a
+// moment at most for a plugin that still holds the pipe.
+func detachPluginStderr() (restore func()) {
+	orig := os.Stderr
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return func() {}
+	}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(orig, pr)
+	}()
+	os.Stderr = pw
+	return func() {
+		os.Stderr = orig
+		_ = pw.Close()
+		if pr.SetReadDeadline(time.Now().Add(100*time.Millisecond)) == nil {
+			<-copied
+		}
+	}
 }
 
 // memberFlags are the user's kubectl flags with context as --context:

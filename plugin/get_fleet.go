@@ -18,7 +18,7 @@ import (
 // fleetFailure is a cluster that did not answer, in -o json|yaml.
 type fleetFailure struct {
 	Cluster string `json:"cluster"`
-	// Status is unreachable, forbidden, unauthorized or failed.
+	// Status is unreachable, forbidden, unauthorized, interrupted or failed.
 	Status string `json:"status"`
 	Error  string `json:"error"`
 }
@@ -42,7 +42,7 @@ func (o *GetOptions) runFleet(ctx context.Context, f *action.Fleet) error {
 	if o.Output == printers.FormatName {
 		return &exit.UsageError{Err: errors.New("-o name prints no cluster: with several contexts use -o json, yaml, jsonpath=... or custom-columns=..."), Hint: "See 'kubectl xpkg get --help' for usage."}
 	}
-	answers := action.RunFleet(ctx, f, func(ctx context.Context, cfg *action.Config) (*action.Listing, error) {
+	answers := askFleet(ctx, f, func(ctx context.Context, cfg *action.Config) (*action.Listing, error) {
 		g := action.NewGet(cfg)
 		g.Selector, g.Wide = o.Selector, o.Output == printers.FormatWide
 		return g.Run(ctx, o.args)

@@ -39,7 +39,7 @@ type outdatedAnswer struct {
 // runFleet is outdated on several clusters, their registry reads shared
 // (SharedReads: once per resolved reference and credentials).
 func (o *OutdatedOptions) runFleet(ctx context.Context, f *action.Fleet) error {
-	answers := action.RunFleet(ctx, f, func(ctx context.Context, cfg *action.Config) (*outdatedAnswer, error) {
+	answers := askFleet(ctx, f, func(ctx context.Context, cfg *action.Config) (*outdatedAnswer, error) {
 		kind := ""
 		if o.kind != "" {
 			var err error

@@ -26,7 +26,7 @@ type fleetVersion struct {
 // row per cluster with its server version and the package APIs it serves
 // (each group's preferred version).
 func (o *VersionOptions) runFleet(ctx context.Context, f *action.Fleet) error {
-	answers := action.RunFleet(ctx, f, func(_ context.Context, cfg *action.Config) (*action.VersionReport, error) {
+	answers := askFleet(ctx, f, func(_ context.Context, cfg *action.Config) (*action.VersionReport, error) {
 		r := &action.VersionReport{}
 		return r, action.ServerVersion(cfg, r)
 	})

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -139,6 +141,27 @@ func execPlugin(t *testing.T) (path, log string) {
 	return path, log
 }
 
+// hangingPlugin writes an exec credential plugin that never returns, as a
+// login waiting for a browser: it records its process ID, then sleeps. The
+// test ends every one it started.
+func hangingPlugin(t *testing.T) (path, pids string) {
+	t.Helper()
+	dir := t.TempDir()
+	path, pids = filepath.Join(dir, "login-helper"), filepath.Join(dir, "pids")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\necho $$ >> "+pids+"\nexec sleep 3600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		got, _ := os.ReadFile(pids)
+		for _, f := range strings.Fields(string(got)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	return path, pids
+}
+
 // blackhole accepts connections and never answers, until the test ends.
 func blackhole(t *testing.T) string {
 	t.Helper()
@@ -167,9 +190,9 @@ func blackhole(t *testing.T) string {
 
 // fleetSetup pushes the package's repository, starts beta and gamma,
 // installs the package on the three, writes the kubeconfig of the test's
-// contexts and stops gamma; it returns the session, the registry host and
-// the exec plugin's log.
-func fleetSetup(t *testing.T) (x *clitest.Test, host, execLog string) {
+// contexts and stops gamma; it returns the session, the registry host,
+// the exec plugin's log, and the hanging plugin and its process IDs.
+func fleetSetup(t *testing.T) (x *clitest.Test, host, execLog string, hang [2]string) {
 	t.Helper()
 	env := testenv.Get(t)
 	reg := env.RequireRegistry(t)
@@ -193,11 +216,13 @@ func fleetSetup(t *testing.T) (x *clitest.Test, host, execLog string) {
 	kubeconfig := t.TempDir() + "/kubeconfig"
 	plugin, log := execPlugin(t)
 	execLog = log
+	hang[0], hang[1] = hangingPlugin(t)
 	fleetKubeconfig(t, kubeconfig, map[string]fleetContext{
 		"alpha": {env: env, user: testenv.ContextAdmin}, "beta": {env: beta, user: testenv.ContextAdmin},
 		"beta-denied": {env: beta, user: testenv.ContextUser}, "gamma": {env: gamma, user: testenv.ContextAdmin},
 		"slow":       {slow: blackhole(t)},
 		"exec-alpha": {env: env, user: testenv.ContextAdmin, exec: plugin}, "exec-beta": {env: beta, user: testenv.ContextAdmin, exec: plugin},
+		"hang": {env: beta, user: testenv.ContextAdmin, exec: hang[0]},
 	})
 	x.Setenv("KUBECONFIG", kubeconfig)
 	// gamma answers once (its discovery is cached), then stops: its
@@ -206,7 +231,7 @@ func fleetSetup(t *testing.T) (x *clitest.Test, host, execLog string) {
 	if _, err := gamma.StopAPIServer(); err != nil {
 		t.Fatal(err)
 	}
-	return x, host, execLog
+	return x, host, execLog, hang
 }
 
 // TestFleet runs the read verbs across three real API servers at once,
@@ -216,14 +241,14 @@ func fleetSetup(t *testing.T) (x *clitest.Test, host, execLog string) {
 // is cached); slow takes connections and never answers. The answering
 // clusters' rows print, sorted by cluster; the others' rows say why, with
 // one error line each on stderr, and exit status 1. exec-alpha and
-// exec-beta get their tokens from an exec plugin, run per context. One
-// exact --context prints as it always did.
+// exec-beta get their tokens from an exec plugin, run per context; hang's
+// never returns. One exact --context prints as it always did.
 func TestFleet(t *testing.T) {
-	x, host, execLog := fleetSetup(t)
+	x, host, execLog, hang := fleetSetup(t)
 	start := time.Now()
-	r := x.Run("get", "fleet-provider", "--context", "beta*", "--context", "gamma", "--context", "alpha", "--context", "slow", "--request-timeout", "3s").Fails(t, 1)
-	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("a cluster that never answers held the table %s with --request-timeout 3s", d)
+	r := x.Run("get", "fleet-provider", "--context", "beta*", "--context", "gamma", "--context", "alpha", "--context", "slow", "--request-timeout", "5s").Fails(t, 1)
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("a cluster that never answers held the table %s with --request-timeout 5s", d)
 	}
 	rows := fleetRows(r.Stdout)
 	want := []string{"CLUSTER NAME KIND PACKAGE VERSION INSTALLED HEALTHY REVISION AGE",
@@ -263,8 +288,68 @@ func TestFleet(t *testing.T) {
 		t.Errorf("the exec plugin ran for %q, want for each context", got)
 	}
 
+	checkFleetHangingPlugin(t, x, host, hang)
 	checkFleetJSON(t, x, host)
 	checkFleetOthers(t, x)
+}
+
+// checkFleetHangingPlugin: a context whose credential plugin never
+// returns is <unreachable> once --request-timeout has passed for its
+// whole read, with an error line naming it and its plugin; the other's
+// rows print, and the command ends without waiting for the plugin. Then,
+// interrupted while the plugin runs (no bound worth the name), the
+// command ends at once and names the context it was still reading.
+func checkFleetHangingPlugin(t *testing.T, x *clitest.Test, host string, hang [2]string) {
+	t.Helper()
+	r := runWithin(t, x, 2*time.Minute, "get", "fleet-provider", "--context", "alpha", "--context", "hang", "--request-timeout", "5s").Fails(t, 1)
+	want := []string{"CLUSTER NAME KIND PACKAGE VERSION INSTALLED HEALTHY REVISION AGE",
+		"alpha fleet-provider Provider " + host + "/" + fleetRepo + " v1.0.0 True True fleet-provider-0123456789ab",
+		"hang <unreachable>"}
+	if rows := fleetRows(r.Stdout); !slices.Equal(rows, want) {
+		t.Errorf("get with a credential plugin that hangs:\n%s%s\nwant rows (AGE aside):\n%s", r.Stdout, r.Stderr, strings.Join(want, "\n"))
+	}
+	contains(t, "get with a credential plugin that hangs", r.Stderr, "error: context hang: no answer within 5s (the whole read, its credential plugin "+hang[0]+" included)")
+
+	run := x.Start("outdated", "--context", "alpha", "--context", "hang", "--request-timeout", "1h")
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if got, _ := os.ReadFile(hang[1]); strings.Count(string(got), "\n") >= 2 {
+			break // the second run's plugin is running
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the credential plugin never started")
+		}
+	}
+	if err := run.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	r = waitWithin(t, run, 2*time.Minute)
+	if r.ExitCode != 130 {
+		t.Errorf("interrupted: exit %d, want 130\n%s", r.ExitCode, r.Stderr)
+	}
+	contains(t, "interrupted", r.Stderr, "interrupted by SIGINT", "context hang: still reading it when interrupted (credential plugin "+hang[0]+")")
+}
+
+// runWithin runs the command, killing it (and failing) if it has not
+// ended after a generous while.
+func runWithin(t *testing.T, x *clitest.Test, d time.Duration, args ...string) *clitest.Result {
+	t.Helper()
+	return waitWithin(t, x.Start(args...), d)
+}
+
+func waitWithin(t *testing.T, run *clitest.Running, d time.Duration) *clitest.Result {
+	t.Helper()
+	done := make(chan *clitest.Result, 1)
+	go func() { done <- run.Wait() }()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(d):
+		// Not waited for: a credential plugin left behind may hold its
+		// output open (the test's cleanup ends it).
+		_ = run.Signal(os.Kill)
+		t.Fatalf("still running after %s: a context that never answers held it", d)
+		return nil
+	}
 }
 
 // fleetRows are a table's lines, columns single-spaced, AGE left out.

@@ -10,7 +10,7 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -23,6 +23,10 @@ import (
 // of contexts from opening hundreds of connections at once.
 const DefaultFleetParallel = 32
 
+// DefaultFleetTimeout bounds each cluster's whole read when the command
+// line sets no --request-timeout.
+const DefaultFleetTimeout = 30 * time.Second
+
 // Fleet runs one read verb (get, outdated, doctor, version) against
 // several clusters, the contexts of a kubeconfig, at once. Each member has
 // its own Config (its own rest config, credentials and exec plugin, as
@@ -34,6 +38,9 @@ type Fleet struct {
 	Members []Member
 	// Parallel bounds the members read at once (0: DefaultFleetParallel).
 	Parallel int
+	// Timeout bounds each member's whole read, its credential plugin
+	// included (0: DefaultFleetTimeout; negative: none).
+	Timeout time.Duration
 	// Reads are the registry reads the members share.
 	Reads *SharedReads
 }
@@ -43,6 +50,9 @@ type Fleet struct {
 type Member struct {
 	Context string
 	Config  *Config
+	// Credential is the exec credential plugin the context runs ("" for
+	// none): said when the member does not answer in time.
+	Credential string
 }
 
 // NewFleet is a fleet of members, sorted by context; they share one
@@ -62,30 +72,124 @@ type Answer[T any] struct {
 
 // RunFleet calls read for each member with its Config, Parallel at a
 // time, and returns the answers in the members' order. One member's
-// failure is its answer's Err; the others still answer.
+// failure is its answer's Err; the others still answer. Each member's
+// read is bounded as a whole (Timeout): client-go runs an exec credential
+// plugin without a context and waits for it, so a plugin that hangs (a
+// login waiting for a browser) is not waited for but left behind, its
+// answer a NoAnswer; so are the members still reading when ctx ends (an
+// interrupt), which RunFleet then returns at once.
 func RunFleet[T any](ctx context.Context, f *Fleet, read func(context.Context, *Config) (T, error)) []Answer[T] {
 	out := make([]Answer[T], len(f.Members))
 	sem := make(chan struct{}, cmp.Or(f.Parallel, DefaultFleetParallel))
-	var wg sync.WaitGroup
+	// Buffered: a member left behind never blocks on its answer.
+	done := make(chan memberAnswer[T], len(f.Members))
 	for i, m := range f.Members {
 		out[i].Context = m.Context
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			out[i].Value, out[i].Err = read(ctx, m.Config)
-		})
+		go func() {
+			v, err := runMember(ctx, sem, f.timeout(), m, read)
+			done <- memberAnswer[T]{i, v, err}
+		}()
 	}
-	wg.Wait()
+	for range f.Members {
+		a := <-done
+		out[a.i].Value, out[a.i].Err = a.v, a.err
+	}
 	return out
 }
 
+type memberAnswer[T any] struct {
+	i   int
+	v   T
+	err error
+}
+
+func (f *Fleet) timeout() time.Duration {
+	if f.Timeout == 0 {
+		return DefaultFleetTimeout
+	}
+	return f.Timeout
+}
+
+// runMember is one member's read, once its turn comes, given up on at the
+// deadline or when ctx ends.
+func runMember[T any](ctx context.Context, sem chan struct{}, timeout time.Duration, m Member, read func(context.Context, *Config) (T, error)) (T, error) {
+	var zero T
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return zero, &NoAnswer{Cause: ctx.Err()}
+	}
+	defer func() { <-sem }()
+	if ctx.Err() != nil { // its turn came with the interrupt
+		return zero, &NoAnswer{Cause: ctx.Err()}
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	if timeout > 0 {
+		cancel()
+		mctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+	inner := make(chan memberAnswer[T], 1)
+	go func() {
+		v, err := read(mctx, m.Config)
+		inner <- memberAnswer[T]{v: v, err: err}
+	}()
+	var a memberAnswer[T]
+	select {
+	case a = <-inner:
+	case <-mctx.Done():
+		select {
+		case a = <-inner: // it answered as the bound passed
+		default:
+			a.err = mctx.Err()
+		}
+	}
+	if a.err != nil && mctx.Err() != nil {
+		// What it says of its own deadline or cancel is said better here.
+		return zero, &NoAnswer{Cause: mctx.Err(), After: timeout, Started: true, Credential: m.Credential}
+	}
+	return a.v, a.err
+}
+
+// NoAnswer is a member that did not answer within the fleet's bound
+// (Cause context.DeadlineExceeded), or that was still reading, or not yet
+// started, when the command was interrupted (context.Canceled).
+type NoAnswer struct {
+	Cause      error
+	After      time.Duration
+	Started    bool
+	Credential string
+}
+
+func (e *NoAnswer) Error() string {
+	switch {
+	case errors.Is(e.Cause, context.DeadlineExceeded):
+		with := ""
+		if e.Credential != "" {
+			with = ", its credential plugin " + e.Credential + " included"
+		}
+		return fmt.Sprintf("no answer within %s (the whole read%s): left out; --request-timeout sets this bound", e.After, with)
+	case e.Started && e.Credential != "":
+		return "still reading it when interrupted (credential plugin " + e.Credential + ")"
+	case e.Started:
+		return "still reading it when interrupted"
+	}
+	return "not read: interrupted before its turn"
+}
+
+func (e *NoAnswer) Unwrap() error { return e.Cause }
+
 // Unanswered words why a cluster gave no answer, for its row:
 // "<forbidden>", "<unauthorized>", "<unreachable>" (no connection, a
-// timeout, a kubeconfig that does not load) or "<failed>".
+// timeout, no answer within the fleet's bound, a kubeconfig that does not
+// load), "<interrupted>" or "<failed>".
 func Unanswered(err error) string {
 	var uerr *url.Error
 	var nerr net.Error
+	var na *NoAnswer
 	switch {
+	case errors.As(err, &na) && errors.Is(na.Cause, context.Canceled):
+		return "<interrupted>"
 	case apierrors.IsForbidden(err):
 		return "<forbidden>"
 	case apierrors.IsUnauthorized(err):

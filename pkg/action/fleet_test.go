@@ -3,11 +3,13 @@ package action
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -80,10 +82,10 @@ func TestRunFleet(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "pkg.crossplane.io", Resource: "providers"}, "", errors.New("RBAC"))
 	})
 	f := NewFleet([]Member{
-		{"zeta", &Config{cluster: other}},
-		{"alpha", &Config{cluster: ok}},
-		{"denied", &Config{cluster: denied}},
-		{"gone", &Config{Getter: failingGetter{}}},
+		{Context: "zeta", Config: &Config{cluster: other}},
+		{Context: "alpha", Config: &Config{cluster: ok}},
+		{Context: "denied", Config: &Config{cluster: denied}},
+		{Context: "gone", Config: &Config{Getter: failingGetter{}}},
 	})
 	f.Parallel = 2
 	var mu sync.Mutex
@@ -120,6 +122,103 @@ func TestRunFleet(t *testing.T) {
 	msg := exit.Message(err)
 	if !strings.HasPrefix(msg, "context denied: ") || !strings.Contains(msg, "\nerror: context gone: ") {
 		t.Errorf("error lines:\n%s", msg)
+	}
+}
+
+// TestRunFleetLeavesAHungMemberBehind: a member whose read never returns
+// and ignores its context (client-go waits for an exec credential plugin
+// without one) is given up on at the fleet's bound, its answer saying so
+// with its credential plugin, <unreachable> for its row; a member that
+// stops at its deadline says the same; the others answer.
+func TestRunFleetLeavesAHungMemberBehind(t *testing.T) {
+	hang := make(chan struct{})
+	defer close(hang)
+	h := "registry.invalid"
+	ok, hung, cooperative := &Config{cluster: fakeCluster(t, pkgObj("Provider", "provider-a", h+"/org/provider-a:v1.0.0", "provider-a-1"))}, &Config{}, &Config{}
+	f := NewFleet([]Member{
+		{Context: "ok", Config: ok},
+		{Context: "hung", Config: hung, Credential: "/usr/local/bin/login-helper"},
+		{Context: "cooperative", Config: cooperative},
+	})
+	f.Timeout = 100 * time.Millisecond
+	answers := runFleetWithin(t, context.Background(), f, func(ctx context.Context, cfg *Config) (*Listing, error) {
+		switch cfg {
+		case hung:
+			<-hang
+			return nil, errors.New("the plugin ended at last")
+		case cooperative:
+			<-ctx.Done()
+			return nil, fmt.Errorf("list providers: %w", ctx.Err())
+		}
+		return NewGet(cfg).Run(ctx, nil)
+	})
+	got := map[string]string{}
+	failed := map[string]error{}
+	for _, a := range answers {
+		if a.Err != nil {
+			got[a.Context] = Unanswered(a.Err) + " " + a.Err.Error()
+			failed[a.Context] = a.Err
+		} else {
+			got[a.Context] = fmt.Sprint(len(a.Value.Packages))
+		}
+	}
+	want := map[string]string{
+		"ok":          "1",
+		"hung":        "<unreachable> no answer within 100ms (the whole read, its credential plugin /usr/local/bin/login-helper included): left out; --request-timeout sets this bound",
+		"cooperative": "<unreachable> no answer within 100ms (the whole read): left out; --request-timeout sets this bound",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("answers:\n%v\nwant:\n%v", got, want)
+	}
+	if msg := exit.Message(FleetError(failed)); !strings.Contains(msg, "context hung: no answer within 100ms") {
+		t.Errorf("error lines:\n%s", msg)
+	}
+}
+
+// TestRunFleetInterrupted: when the command is interrupted, RunFleet
+// returns at once: the member still reading (no bound set) and the one
+// waiting for its turn (one at a time) are <interrupted>, each said so.
+func TestRunFleetInterrupted(t *testing.T) {
+	hang, started := make(chan struct{}), make(chan *Config, 2)
+	defer close(hang)
+	a, b := &Config{}, &Config{}
+	f := NewFleet([]Member{{Context: "a", Config: a, Credential: "login-helper"}, {Context: "b", Config: b}})
+	f.Parallel, f.Timeout = 1, -1
+	ctx, cancel := context.WithCancel(context.Background())
+	answers := runFleetWithin(t, ctx, f, func(_ context.Context, cfg *Config) (*Listing, error) {
+		started <- cfg
+		cancel()
+		<-hang
+		return nil, nil
+	})
+	var got []string
+	for _, a := range answers {
+		got = append(got, a.Context+" "+Unanswered(a.Err)+" "+exit.Message(a.Err))
+	}
+	if len(started) != 1 {
+		t.Fatalf("%d members started, one at a time with an interrupt after the first", len(started))
+	}
+	want := []string{"a <interrupted> still reading it when interrupted (credential plugin login-helper)", "b <interrupted> not read: interrupted before its turn"}
+	if <-started == b {
+		want = []string{"a <interrupted> not read: interrupted before its turn", "b <interrupted> still reading it when interrupted"}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("answers:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// runFleetWithin is RunFleet, failing the test if it is still waiting
+// after a generous while (it waits for no member left behind).
+func runFleetWithin[T any](t *testing.T, ctx context.Context, f *Fleet, read func(context.Context, *Config) (T, error)) []Answer[T] {
+	t.Helper()
+	done := make(chan []Answer[T], 1)
+	go func() { done <- RunFleet(ctx, f, read) }()
+	select {
+	case a := <-done:
+		return a
+	case <-time.After(time.Minute):
+		t.Fatal("RunFleet waits for a member that never answers")
+		return nil
 	}
 }
 
@@ -191,7 +290,7 @@ func TestFleetSharesRegistryReadsByCredentials(t *testing.T) {
 			withPullSecret(p, "creds")
 			objs = append(objs, pullSecret("creds", h, user, "secret-of-"+user))
 		}
-		return Member{name, &Config{cluster: fakeCluster(t, objs...), XPNamespace: "crossplane-system"}}
+		return Member{Context: name, Config: &Config{cluster: fakeCluster(t, objs...), XPNamespace: "crossplane-system"}}
 	}
 	// mirrored reads where its ImageConfig sends it, with alice's
 	// credentials too: its read is not the others'.
