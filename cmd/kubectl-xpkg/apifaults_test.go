@@ -48,6 +48,11 @@ current-context: proxy
 	return p, x
 }
 
+// faultTimeout is the --request-timeout of the fault tests: only the
+// request a fault holds back may run into it, so it is generous for every
+// other request (discovery, reads) on a loaded machine.
+const faultTimeout = "10s"
+
 // noPanic: a failure is one error line, never a Go panic or a stack.
 func noPanic(t *testing.T, what string, r *clitest.Result) {
 	t.Helper()
@@ -95,10 +100,13 @@ func TestChangesThroughAFaultyAPIServer(t *testing.T) {
 		}
 	})
 
+	// The held request outlasts any --request-timeout and lands after the
+	// client gave up; the timeout is generous for every other request,
+	// however loaded the machine.
 	t.Run("PATCH slower than --request-timeout, landing later", func(t *testing.T) {
 		defer back()
-		p.Add(faultproxy.Fault{Match: patch, Times: 1, Hold: 3 * time.Second, Land: true})
-		r := x.Run("upgrade", name, "v0.4.0", "--request-timeout=1s").Fails(t, 1)
+		p.Add(faultproxy.Fault{Match: patch, Times: 1, UntilGone: true})
+		r := x.Run("upgrade", name, "v0.4.0", "--request-timeout="+faultTimeout).Fails(t, 1)
 		noPanic(t, "upgrade", r)
 		contains(t, "timed-out upgrade", r.Stderr, "error: upgrade provider/"+name+": ", "may have been made", "kubectl xpkg describe provider/"+name)
 		eventually(t, "the held PATCH lands", func() bool { return l.packageSource(t, name) == newer })
@@ -144,8 +152,8 @@ func TestChangesThroughAFaultyAPIServer(t *testing.T) {
 	// gave up: --atomic follows it, sees it land, and puts it back.
 	t.Run("--atomic whose PATCH lands after --request-timeout", func(t *testing.T) {
 		defer back()
-		p.Add(faultproxy.Fault{Match: patch, Times: 1, Hold: 3 * time.Second, Land: true})
-		r := x.Run("upgrade", name, "v0.4.0", "--atomic", "--wait=60s", "--request-timeout=2s").Fails(t, 1)
+		p.Add(faultproxy.Fault{Match: patch, Times: 1, UntilGone: true})
+		r := x.Run("upgrade", name, "v0.4.0", "--atomic", "--wait=60s", "--request-timeout="+faultTimeout).Fails(t, 1)
 		noPanic(t, "upgrade --atomic", r)
 		contains(t, "atomic upgrade whose PATCH got no answer", r.Stderr, "no answer to the change of provider/"+name+" (timed out)",
 			"following it for up to 2m0s, to roll it back if it lands", "rolling back to "+first, "rolled back to "+first)
@@ -188,7 +196,7 @@ func TestChangesThroughAFaultyAPIServer(t *testing.T) {
 		// package's status since it was read) comes whole, and the
 		// uninstall reads the package again and sends another.
 		p.Add(faultproxy.Fault{Match: del, Stall: time.Minute, IfOK: true, Land: true})
-		r := x.Run("uninstall", name, "--yes", "--request-timeout=2s").Fails(t, 1)
+		r := x.Run("uninstall", name, "--yes", "--request-timeout="+faultTimeout).Fails(t, 1)
 		noPanic(t, "uninstall", r)
 		contains(t, "timed-out uninstall", r.Stderr, "may have been made")
 		eventually(t, "the package is gone", func() bool { return !l.providerExists(t, name) })

@@ -87,7 +87,7 @@ func installScaleCRDs(t *testing.T, l *lifecycle, revision string) {
 	setStored(t, l, scaleCRDName(scaleStored), "v1alpha1", "v1beta1")
 	gvr := schema.GroupVersionResource{Group: "scale.example.org", Version: "v1beta1", Resource: fmt.Sprintf("kind%03ds", scaleDropped)}
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "scale.example.org/v1beta1", "kind": fmt.Sprintf("Kind%03d", scaleDropped), "metadata": map[string]any{"name": "the-one"}}}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(waitBound)
 	for _, err := l.dyn.Resource(gvr).Create(ctx, obj, metav1.CreateOptions{}); err != nil; _, err = l.dyn.Resource(gvr).Create(ctx, obj, metav1.CreateOptions{}) {
 		if time.Now().After(deadline) {
 			t.Fatalf("create an object of %s: %v", gvr.Resource, err)

@@ -111,7 +111,9 @@ func TestUpgradeWaitFailsWhenAnotherWriterMovesThePackage(t *testing.T) {
 	x.Run("install", "provider", first, name, "--wait=60s").Succeeds(t)
 
 	for _, atomic := range []bool{false, true} {
-		l.mgr.Manage(name, pkgmanager.Behaviour{Delay: 3 * time.Second})
+		// The target never gets healthy, so the wait is still waiting when
+		// the other writer comes, however slow the machine.
+		l.mgr.Manage(name, pkgmanager.Behaviour{Unhealthy: true, Image: newer})
 		// Each round starts from first: the other writer puts it back.
 		target, other := newer, first
 		args := []string{"upgrade", name, target[strings.LastIndex(target, ":")+1:], "--wait=60s", "--force"}
@@ -120,7 +122,7 @@ func TestUpgradeWaitFailsWhenAnotherWriterMovesThePackage(t *testing.T) {
 		}
 		run := x.Start(args...)
 		// Once the upgrade has set its reference, another writer sets theirs.
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(waitBound)
 		for l.packageSource(t, name) != target {
 			if time.Now().After(deadline) {
 				t.Fatal("the upgrade never set its reference")
@@ -159,7 +161,7 @@ func TestAtomicUpgradeRollsBackWhenInterrupted(t *testing.T) {
 	// newer never gets healthy; what it rolls back to installs healthy.
 	l.mgr.Manage(name, pkgmanager.Behaviour{Unhealthy: true, Image: newer})
 	run := x.Start("upgrade", name, "v0.4.0", "--atomic", "--wait=2m")
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(waitBound)
 	for l.packageSource(t, name) != newer {
 		if time.Now().After(deadline) {
 			t.Fatal("the upgrade never set its reference")

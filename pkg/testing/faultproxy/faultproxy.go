@@ -61,6 +61,12 @@ type Fault struct {
 	// client has given up (cancelled, timed out): the change lands,
 	// unknown to the client.
 	Land bool
+	// UntilGone holds the request back until its client gives up (its
+	// timeout, whatever it is, or an interrupt), then forwards it to the
+	// end: a request slower than any client timeout, which lands after
+	// the client stopped waiting. No time is guessed: only the held
+	// request times out, however slow the machine makes the others.
+	UntilGone bool
 }
 
 func (f Fault) forwards() bool { return f.Status == 0 }
@@ -183,7 +189,15 @@ func (p *Proxy) fault(r *http.Request) (Fault, bool) {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f, faulty := p.fault(r)
 	ctx := r.Context()
-	if faulty && f.Hold > 0 {
+	if faulty && f.UntilGone {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		<-ctx.Done()
+		ctx, f.Land = context.WithoutCancel(ctx), true
+	} else if faulty && f.Hold > 0 {
 		// Read the body now: the client may be gone when it is forwarded.
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
