@@ -42,14 +42,20 @@ type RenameError struct {
 func (e *RenameError) Error() string {
 	switch {
 	case e.Done:
-		return fmt.Sprintf("%s runs as %s, but %s failed: %v; finish it by hand (kubectl delete %s), nothing more to undo", e.From, e.To, e.Step, e.Err, strings.Replace(e.From, "/", " ", 1))
+		return fmt.Sprintf("%s runs as %s, but %s failed: %v; nothing more to undo: finish it with kubectl xpkg rename %s %s --yes", e.From, e.To, e.Step, e.Err, e.From, newName(e.To))
 	case e.UndoErr != nil:
-		return fmt.Sprintf("rename of %s to %s failed at %q (%v), and undoing it failed too: %v; kubectl xpkg doctor shows where the packages stand", e.From, e.To, e.Step, e.Err, e.UndoErr)
+		return fmt.Sprintf("rename of %s to %s failed at %q (%v), and undoing it failed too: %v; both packages record where it stopped: kubectl xpkg doctor shows where they stand, and kubectl xpkg rename %s %s --undo --yes goes on undoing it", e.From, e.To, e.Step, e.Err, e.UndoErr, e.From, newName(e.To))
 	}
 	return fmt.Sprintf("rename of %s to %s failed at %q (%v); undone: %s is installed and healthy under its name again, and %s is gone", e.From, e.To, e.Step, e.Err, e.From, e.To)
 }
 
 func (e *RenameError) Unwrap() error { return e.Err }
+
+// newName is the name of a package named kind/name.
+func newName(kindName string) string {
+	_, name, _ := strings.Cut(kindName, "/")
+	return name
+}
 
 // renameUndoBudget bounds the undo beyond the rename's own timeout, which
 // may be spent, or cut short by an interruption.
@@ -111,9 +117,11 @@ func (r *Rename) Apply(ctx context.Context, rp *RenamePlan) (*RenameResult, erro
 	runCtx, cancel := context.WithDeadline(ctx, h.deadline)
 	defer cancel()
 	guarded, stop := context.WithCancelCause(runCtx)
-	go h.guard(guarded, stop)
+	guardDone := make(chan struct{})
+	go func() { h.guard(guarded, stop); close(guardDone) }()
 	err = h.run(guarded)
 	stop(nil)
+	<-guardDone // the undo changes what the guard reads
 	if err != nil {
 		var aw *anotherWriter
 		if cause := context.Cause(guarded); errors.As(cause, &aw) {

@@ -21,7 +21,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
-
 // recordOn sets the rename's record at step on u.
 func recordOn(u *unstructured.Unstructured, step int, undo bool) *unstructured.Unstructured {
 	op := &installed.Operation{Operation: ActionRename, ID: "20261128T060000Z-abcdef", From: "provider/fam-custom", To: "provider/org-provider-family-x",
