@@ -283,3 +283,38 @@ func TestDoctorHalfRenamed(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorPausedAndTwins: without a rename's record, a paused package
+// is told how to unpause, two packages of one source which one the
+// resolver keeps, and a package with no revision or an inactive one
+// alone is a warning.
+func TestDoctorPausedAndTwins(t *testing.T) {
+	objs := []*unstructured.Unstructured{
+		paused(installedOK(pkgObj("Provider", "fam-custom", famRepo+":v1.0.0", "fam-custom-aaa"))),
+		pkgRev("Provider", "fam-custom", "fam-custom-aaa", famRepo+":v1.0.0", 1, "Inactive"),
+		pkgObj("Provider", "org-provider-family-x", famRepo+":v1.0.0", ""),
+		lock(),
+	}
+	rep, err := NewDoctor(&Config{cluster: fakeCluster(t, objs...), XPNamespace: "crossplane-system"}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Plan{Findings: rep.Findings}
+	for rule, says := range map[string]string{
+		RulePackagePaused:    "unpause it: kubectl annotate provider fam-custom crossplane.io/paused-",
+		RuleDuplicatePackage: "Crossplane's resolver keeps provider/org-provider-family-x",
+		RuleNoRevision:       "the package manager has made none",
+		RuleInactiveRevision: "it is paused, so the package manager activates none",
+	} {
+		f := findings(p, rule)
+		if len(f) != 1 || !strings.Contains(f[0].Message, says) {
+			t.Errorf("%s: %+v; want one saying %q", rule, f, says)
+		}
+	}
+	if f := findings(p, RuleInactiveRevision); len(f) == 1 && f[0].Severity != Warning {
+		t.Errorf("inactive-revision with no dependent: %s", f[0].Severity)
+	}
+	if len(findings(p, RuleUnfinishedOperation)) != 0 {
+		t.Error("unfinished-operation without a record")
+	}
+}

@@ -114,6 +114,7 @@ func TestRenameKilled(t *testing.T) {
 			if r.ExitCode != 3 || !strings.Contains(r.Stdout, `"unfinished-operation"`) || !strings.Contains(r.Stdout, "kubectl xpkg rename provider/"+custom+" "+proper+" --yes") {
 				t.Errorf("doctor after a kill at %s: exit %d, want 3 naming the rename\n%s", at, r.ExitCode, r.Stdout)
 			}
+			c.saysHalfRenamed(t, x, r.Stdout, custom, proper)
 			args := []string{"rename", "provider/" + custom, proper, "--yes"}
 			if kc.undo {
 				args = append(args, "--undo")
@@ -204,6 +205,29 @@ func (c cluster) killRename(t *testing.T, x *clitest.Test, custom, proper string
 	}
 	t.Logf("transcript (killed):\n$ kubectl xpkg rename provider/%s --yes\n%s", custom, r.Stderr)
 	return at
+}
+
+// saysHalfRenamed checks that doctor (its JSON report) and get tell the
+// state the kill left: two packages of one source, a paused package, and
+// a paused package never shown healthy.
+func (c cluster) saysHalfRenamed(t *testing.T, x *clitest.Test, report, custom, proper string) {
+	t.Helper()
+	oldPkg, newPkg := c.get("providers", custom), c.get("providers", proper)
+	if oldPkg != nil && newPkg != nil && !strings.Contains(report, `"duplicate-package"`) {
+		t.Errorf("doctor does not name the two packages of one source:\n%s", report)
+	}
+	for _, p := range []*unstructured.Unstructured{oldPkg, newPkg} {
+		if p == nil || p.GetAnnotations()[installed.PausedAnnotation] != "true" {
+			continue
+		}
+		if !strings.Contains(report, `"package-paused"`) {
+			t.Errorf("doctor does not name the paused provider/%s:\n%s", p.GetName(), report)
+		}
+		r := x.Run("get", "providers", p.GetName(), "--no-headers").Succeeds(t)
+		if f := strings.Fields(r.Stdout); len(f) < 6 || f[5] != "Paused" {
+			t.Errorf("get of the paused provider/%s: %q, want HEALTHY Paused", p.GetName(), r.Stdout)
+		}
+	}
 }
 
 // reached says whether the rename is at the point w of its wait.
