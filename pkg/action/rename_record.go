@@ -164,7 +164,7 @@ func (h *handOver) finishLeftOver(ctx context.Context) error {
 // once its write is done, and the guard reads them before it reads the
 // packages, so it never takes the rename's own write for another's.
 type expectations struct {
-	created, oldPaused, newUnpaused, oldDeleting, oldGone atomic.Bool
+	created, oldPaused, oldInactive, newUnpaused, oldDeleting, oldGone atomic.Bool
 }
 
 // anotherWriter: someone else changed a package the rename is changing.
@@ -198,13 +198,34 @@ func (h *handOver) guard(ctx context.Context, stop context.CancelCauseFunc) {
 // when they agree, or could not be read (the steps' own reads say so).
 func (h *handOver) check(ctx context.Context) error {
 	created, oldPaused, newUnpaused, deleting := h.expect.created.Load(), h.expect.oldPaused.Load(), h.expect.newUnpaused.Load(), h.expect.oldDeleting.Load()
+	oldInactive := h.expect.oldInactive.Load()
 	if !deleting {
 		if err := h.checkOne(ctx, h.rp.old, oldPaused, false); err != nil {
 			return err
 		}
 	}
+	if oldInactive && !deleting {
+		if err := h.checkInactive(ctx); err != nil {
+			return err
+		}
+	}
 	if created && h.created != nil {
 		return h.checkOne(ctx, h.created, !newUnpaused, newUnpaused)
+	}
+	return nil
+}
+
+// checkInactive: the old package's revisions, deactivated by the rename,
+// are still inactive (nothing else activates a paused package's).
+func (h *handOver) checkInactive(ctx context.Context) error {
+	revs, err := h.c.Revisions(ctx, h.rp.old)
+	if err != nil {
+		return nil
+	}
+	for _, r := range revs {
+		if isActive(r) {
+			return &anotherWriter{what: fmt.Sprintf("revision %s of %s was activated again", r.Name, h.rp.Package)}
+		}
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package action
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -172,6 +171,17 @@ func TestRenameLeftOver(t *testing.T) {
 // the rename waits for it to let go, the rename stops at once, undoes
 // what it did and exits 4 (not 124 after its whole timeout).
 func TestRenameStopsOnAnotherWriter(t *testing.T) {
+	for _, w := range []struct {
+		name, resource, object, patch, says string
+	}{
+		{"unpauses the old package", "providers", "fam-custom", `[{"op":"remove","path":"/metadata/annotations/crossplane.io~1paused"}]`, "provider/fam-custom was unpaused"},
+		{"activates the old revision", "providerrevisions", "fam-custom-aaa", `[{"op":"replace","path":"/spec/desiredState","value":"Active"}]`, "revision fam-custom-aaa of provider/fam-custom was activated again"},
+	} {
+		t.Run(w.name, func(t *testing.T) { stopsOnAnotherWriter(t, w.resource, w.object, w.patch, w.says) })
+	}
+}
+
+func stopsOnAnotherWriter(t *testing.T, resource, object, patch, says string) {
 	HoldReady, pollEvery = time.Millisecond, 5*time.Millisecond
 	defer func() { pollEvery = time.Second }()
 	c, dyn := fakeClusterDyn(t, customFamily()...)
@@ -207,8 +217,8 @@ func TestRenameStopsOnAnotherWriter(t *testing.T) {
 	if step != 3 {
 		t.Fatal("the rename never recorded step 3 on both packages")
 	}
-	patch, _ := json.Marshal([]map[string]any{{"op": "remove", "path": "/metadata/annotations/crossplane.io~1paused"}})
-	if _, err := dyn.Resource(providersGVR).Patch(context.Background(), "fam-custom", types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+	gvr := schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: resource}
+	if _, err := dyn.Resource(gvr).Patch(context.Background(), object, types.JSONPatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -216,7 +226,7 @@ func TestRenameStopsOnAnotherWriter(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the rename did not stop when another writer unpaused the old package")
 	}
-	if exit.Code(err) != exit.PlanChanged || !strings.Contains(err.Error(), "provider/fam-custom was unpaused") || !strings.Contains(err.Error(), "undone") {
+	if exit.Code(err) != exit.PlanChanged || !strings.Contains(err.Error(), says) || !strings.Contains(err.Error(), "undone") {
 		t.Fatalf("exit %d: %v; want %d, undone", exit.Code(err), err, exit.PlanChanged)
 	}
 	if _, err := dyn.Resource(providersGVR).Get(context.Background(), "org-provider-family-x", metav1.GetOptions{}); err == nil {

@@ -71,6 +71,9 @@ func (h *handOver) deactivate(ctx context.Context) error {
 	h.say("%s paused", old.KindName())
 	uids, err := h.deactivateAll(ctx, old)
 	h.oldUIDs = uids
+	if err == nil {
+		h.expect.oldInactive.Store(true)
+	}
 	return err
 }
 
