@@ -186,6 +186,10 @@ func (o *RenameOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(out, "%s would be renamed to %s (server dry run: the new package and the pause checked; nothing changed)\n", res.From, res.To)
 		return nil
 	}
+	if res.LeftOver {
+		fmt.Fprintf(out, "rename of %s to %s finished: %s was deleted already, and %s is installed and healthy\n", res.From, res.To, res.From, res.To)
+		return nil
+	}
 	if res.Undone {
 		fmt.Fprintf(out, "rename of %s to %s undone: %s is installed and healthy under its name again, and %s is gone\n", res.From, res.To, res.From, res.To)
 		return nil

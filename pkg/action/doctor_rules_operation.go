@@ -52,6 +52,9 @@ func (s *state) unfinishedOperations() []Finding {
 		at := fmt.Sprintf("step %d of %d (%s)", op.Step, op.Of, op.StepName)
 		way := fmt.Sprintf("finish it: %s; or undo it: %s", renameCommand(op, false), renameCommand(op, true))
 		switch {
+		case op.Operation == ActionUpgradeFamily:
+			out = append(out, s.unfinishedFamily(op, on[id]))
+			continue
 		case op.Operation != ActionRename:
 			way = "finish it with the kubectl-xpkg that began it"
 		case s.pkgByKey[op.From] == nil:
@@ -64,6 +67,27 @@ func (s *state) unfinishedOperations() []Finding {
 				op.Operation, id, op.From, op.To, at, strings.Join(on[id], ", "), way)})
 	}
 	return out
+}
+
+// unfinishedFamily: upgrade --family cut short leaves the family half
+// moved: the same command finishes it (providers at the version are no
+// step), and each provider moved goes back with rollback.
+func (s *state) unfinishedFamily(op *installed.Operation, on []string) Finding {
+	var back []string
+	for _, kn := range on {
+		if p := s.pkgByKey[kn]; p != nil {
+			if rec := opOf(p); rec != nil && rec.Was != "" && rec.Was != p.Source {
+				back = append(back, fmt.Sprintf("kubectl xpkg rollback %s (to %s)", kn, rec.Was))
+			}
+		}
+	}
+	undo := ""
+	if len(back) > 0 {
+		undo = "; or put back what it moved: " + strings.Join(back, "; ")
+	}
+	return Finding{Rule: RuleUnfinishedOperation, Severity: Blocking, Object: on[0], Count: count(int64(len(on))),
+		Message: fmt.Sprintf("upgrade --family %s to %s (%s) stopped at step %d of %d (%s), recorded on %s: unless it is running now, it was cut short and the family is half moved; finish it: kubectl xpkg upgrade --family %s %s%s",
+			op.From, op.To, op.ID, op.Step, op.Of, op.StepName, strings.Join(on, ", "), op.From, op.To, undo)}
 }
 
 // partOf says which recorded operation p is part of, as a clause ("" for

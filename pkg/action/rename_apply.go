@@ -25,8 +25,10 @@ type RenameResult struct {
 	Objects int
 	Live    int64
 	DryRun  bool
-	// Undone: the rename recorded was undone (--undo).
-	Undone bool
+	// Undone: the rename recorded was undone (--undo). LeftOver: the
+	// rename recorded had deleted the old package already, and only the
+	// new one was left to check.
+	Undone, LeftOver bool
 }
 
 // RenameError is a rename that failed at Step and was undone (or failed
@@ -108,6 +110,7 @@ func (r *Rename) Apply(ctx context.Context, rp *RenamePlan) (*RenameResult, erro
 	}
 	h := r.newHandOver(c, rp)
 	if rp.leftOver {
+		res.LeftOver = true
 		return res, h.finishLeftOver(ctx)
 	}
 	if rp.Undo {

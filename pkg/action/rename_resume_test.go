@@ -328,3 +328,22 @@ func TestDoctorPausedAndTwins(t *testing.T) {
 		t.Error("unfinished-operation without a record")
 	}
 }
+
+// TestDoctorUnfinishedFamilyUpgrade: the record upgrade --family leaves
+// on a provider it moved names the command that finishes it and the
+// rollback that puts the provider back.
+func TestDoctorUnfinishedFamilyUpgrade(t *testing.T) {
+	p := installedOK(pkgObj("Provider", "fam", famRepo+":v1.1.0", "fam-1"))
+	op := &installed.Operation{Operation: ActionUpgradeFamily, ID: "20261128T060000Z-abcdef", From: "provider-family-x", To: "v1.1.0", Step: 1, Of: 3,
+		StepName: "upgrade provider/fam to " + famRepo + ":v1.1.0", Was: famRepo + ":v1.0.0"}
+	p.SetAnnotations(map[string]string{installed.OperationAnnotation: op.String()})
+	rep, err := NewDoctor(&Config{cluster: fakeCluster(t, p, pkgRev("Provider", "fam", "fam-1", famRepo+":v1.1.0", 2, "Active"), lock()), XPNamespace: "crossplane-system"}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := findings(&Plan{Findings: rep.Findings}, RuleUnfinishedOperation)
+	if len(f) != 1 || f[0].Severity != Blocking || !strings.Contains(f[0].Message, "finish it: kubectl xpkg upgrade --family provider-family-x v1.1.0") ||
+		!strings.Contains(f[0].Message, "kubectl xpkg rollback provider/fam (to "+famRepo+":v1.0.0)") {
+		t.Errorf("findings %+v", f)
+	}
+}

@@ -39,6 +39,9 @@ type Operation struct {
 	Of       int    `json:"of"`
 	StepName string `json:"stepName"`
 	Undo     bool   `json:"undo,omitempty"`
+	// Was is, for upgrade --family, the reference the package ran before
+	// the step (what a rollback goes back to).
+	Was string `json:"was,omitempty"`
 }
 
 // String is the annotation's value.
