@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
@@ -49,7 +50,7 @@ func (h *handOver) record(ctx context.Context, n int, undo bool) error {
 	if undo {
 		h.op.StepName = "undo: " + renameSteps[n-1]
 	}
-	if h.rp.old != nil && !h.expect.oldGone.Load() {
+	if h.rp.old != nil {
 		if err := h.c.SetOperation(ctx, h.rp.old, h.op); err != nil && !gone(err) {
 			return fmt.Errorf("record step %d of the rename on %s: %w", n, h.rp.Package, err)
 		}
@@ -121,7 +122,8 @@ func (h *handOver) undoRecorded(ctx context.Context) error {
 		h.undo = append(h.undo, undoStep{4, "pause the new package again", h.deactivateNew})
 	}
 	if err := h.undoAll(ctx); err != nil {
-		return &RenameError{From: h.rp.Package, To: h.rp.To, Step: "undo", Err: fmt.Errorf("undo of rename %s", op.ID), UndoErr: err}
+		return exit.WithCode(exit.RollbackFailed, fmt.Errorf("undo of rename %s of %s to %s failed: %w; both packages record where it stopped: kubectl xpkg doctor shows where they stand, and %s goes on undoing it",
+			op.ID, h.rp.Package, h.rp.To, err, renameCommand(op, true)))
 	}
 	return nil
 }
@@ -164,7 +166,7 @@ func (h *handOver) finishLeftOver(ctx context.Context) error {
 // once its write is done, and the guard reads them before it reads the
 // packages, so it never takes the rename's own write for another's.
 type expectations struct {
-	created, oldPaused, oldInactive, newUnpaused, oldDeleting, oldGone atomic.Bool
+	created, oldPaused, oldInactive, newUnpaused, oldDeleting atomic.Bool
 }
 
 // anotherWriter: someone else changed a package the rename is changing.
