@@ -107,6 +107,13 @@ func writeDescription(w io.Writer, d *installed.Description) {
 			fmt.Fprintf(w, "Runtime:            %s\n", runtimeLine(r))
 		}
 	}
+	if st := installed.Standing(p, d.Current()); st != "" {
+		fmt.Fprintf(w, "State:              not healthy: %s\n", st)
+	}
+	if op, _ := installed.ReadOperation(p); op != nil {
+		fmt.Fprintf(w, "Operation:          %s %s of %s to %s, at step %d of %d (%s)%s: kubectl xpkg doctor says how to finish or undo it\n",
+			op.Operation, op.ID, op.From, op.To, op.Step, op.Of, op.StepName, map[bool]string{true: ", undoing"}[op.Undo])
+	}
 	fmt.Fprintf(w, "Age:                %s\n", age(p.Created))
 	section(w, "Conditions", len(p.Conditions), func() {
 		t := printers.NewTable("TYPE", "STATUS", "REASON", "MESSAGE")

@@ -154,8 +154,8 @@ func getHeader(wide bool) []string {
 // row is a package's row of the table; rev is its current revision (-o
 // wide).
 func (o *GetOptions) row(p *installed.Package, rev *installed.Revision) []string {
-	row := []string{p.Name, p.Kind, reference.Repository(p.Source), p.Version,
-		conditionStatus(p, installed.TypeInstalled), conditionStatus(p, installed.TypeHealthy), orNone(p.CurrentRevision), age(p.Created)}
+	inst, healthy := installed.Health(p, rev, func(t string) string { return conditionStatus(p, t) })
+	row := []string{p.Name, p.Kind, reference.Repository(p.Source), p.Version, inst, healthy, orNone(p.CurrentRevision), age(p.Created)}
 	if o.Output == printers.FormatWide {
 		row = append(row, orUnknown(packageDigest(p.Digest, p.CurrentRevision, p.Generation)), orNone(p.ActivationPolicy), orNone(p.RuntimeConfig), orNone(runtimeState(rev)), orNone(action.FamilyOf(p, rev)))
 	}

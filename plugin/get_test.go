@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fakecluster"
 )
 
@@ -45,4 +47,41 @@ func TestGetSeveralNamesAndNoHeaders(t *testing.T) {
 			t.Errorf("get --no-headers -o %q printed %q", o, r.Stdout)
 		}
 	}
+}
+
+// TestGetNeverHealthyWhilePausedOrInactive: a paused package keeps the
+// conditions it had (Installed=True, Healthy=True): get says Paused, and
+// a package whose current revision is inactive is not shown installed or
+// healthy; describe says why.
+func TestGetNeverHealthyWhilePausedOrInactive(t *testing.T) {
+	conds := []any{
+		map[string]any{"type": "Installed", "status": "True", "reason": "ActivePackageRevision"},
+		map[string]any{"type": "Healthy", "status": "True", "reason": "HealthyPackageRevision"},
+	}
+	pkg := func(name string, annotations map[string]any) *unstructured.Unstructured {
+		u := fakecluster.Object("pkg.crossplane.io/v1", "Provider", name, map[string]any{
+			"spec":   map[string]any{"package": "xpkg.example.test/org/" + name + ":v1.0.0"},
+			"status": map[string]any{"currentRevision": name + "-1", "conditions": conds}})
+		if annotations != nil {
+			u.Object["metadata"].(map[string]any)["annotations"] = annotations
+		}
+		return u
+	}
+	rev := func(name, state string) *unstructured.Unstructured {
+		u := fakecluster.Object("pkg.crossplane.io/v1", "ProviderRevision", name+"-1", map[string]any{
+			"spec": map[string]any{"image": "xpkg.example.test/org/" + name + ":v1.0.0", "revision": int64(1), "desiredState": state}})
+		u.SetLabels(map[string]string{"pkg.crossplane.io/package": name})
+		return u
+	}
+	x := newCLI(t, pkg("paused-old", map[string]any{"crossplane.io/paused": "true"}), rev("paused-old", "Inactive"),
+		pkg("inactive", nil), rev("inactive", "Inactive"), pkg("fine", nil), rev("fine", "Active"))
+	r := x.Run("get", "providers").Succeeds(t)
+	for name, want := range map[string][]string{"paused-old": {"False", "Paused"}, "inactive": {"False", "False"}, "fine": {"True", "True"}} {
+		row := tableRow(r.Stdout, name)
+		if len(row) < 6 || row[4] != want[0] || row[5] != want[1] {
+			t.Errorf("%s: row %q, want INSTALLED %s HEALTHY %s", name, row, want[0], want[1])
+		}
+	}
+	r = x.Run("describe", "provider/paused-old").Succeeds(t)
+	contains(t, "describe of a paused package", r.Stdout, "State:              not healthy: paused (crossplane.io/paused)", "its current revision paused-old-1 is inactive: it runs nothing")
 }

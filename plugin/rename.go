@@ -31,6 +31,7 @@ const DefaultRenameTimeout = 10 * time.Minute
 // RenameOptions holds the flags and state of `kubectl xpkg rename`.
 type RenameOptions struct {
 	Yes         bool
+	Undo        bool
 	Timeout     time.Duration
 	XPNamespace string
 	Plan        PlanFlags
@@ -79,7 +80,14 @@ A step that fails (or Ctrl-C, or --timeout) undoes the steps before it, in rever
 old package active and healthy again, then the new one deleted; exit status 1 (124 on
 a time-out, 4 when another writer changed an object under it, 5 when the undo fails
 too). Once the old package is being deleted there is
-nothing to undo.
+nothing to undo. While it waits, rename reads both packages every second and stops at
+once (undoing first, exit status 4) when another writer unpauses, deletes or edits one.
+
+Before each step rename records it on both packages, in the annotation
+kubectl-xpkg.github.io/operation (the operation, its id, both packages, the step). A
+rename killed mid-way (SIGKILL, a closed CI runner) leaves that record: kubectl xpkg
+doctor names it (unfinished-operation), and the same command run again finishes it,
+each step finding done what the run cut short did; with --undo it undoes it instead.
 
 Nothing is changed before the rename is planned; a blocking finding stops it with exit
 status 3 unless --force. The rules:
@@ -107,6 +115,7 @@ package and the old one's pause too.`,
 	f := cmd.Flags()
 	o.Plan.AddFlags(cmd, "a state that proves nothing, a taken name, an unknown Crossplane release, a GitOps tool")
 	f.BoolVarP(&o.Yes, "yes", "y", false, "Do not ask for confirmation.")
+	f.BoolVar(&o.Undo, "undo", false, "Undo the rename a run cut short left recorded on the package, instead of finishing it.")
 	f.DurationVar(&o.Timeout, "timeout", DefaultRenameTimeout, "How long the whole rename may take, its waits included; past it the rename is undone.")
 	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane and of the packages' runtimes.")
 	o.Cluster.AddFlags(f)
@@ -147,7 +156,7 @@ func (o *RenameOptions) Run(ctx context.Context) error {
 		return err
 	}
 	rn := action.NewRename(cfg)
-	rn.To, rn.Timeout, rn.DryRun = o.to, o.Timeout, o.Plan.DryRun == dryRunServer
+	rn.To, rn.Timeout, rn.DryRun, rn.Undo = o.to, o.Timeout, o.Plan.DryRun == dryRunServer, o.Undo
 	plan, err := rn.Plan(ctx, o.arg)
 	if err != nil || plan == nil {
 		return err
@@ -158,7 +167,14 @@ func (o *RenameOptions) Run(ctx context.Context) error {
 	if err := action.Gate(plan.Refused(), o.Plan.Force, o.root.IOStreams.ErrOut); err != nil || o.Plan.DryRun == dryRunClient {
 		return err
 	}
-	if !confirm(o.root, o.Yes || o.Plan.DryRun != dryRunNone, fmt.Sprintf("Rename %s to %s?", plan.Package, plan.To)) {
+	question := fmt.Sprintf("Rename %s to %s?", plan.Package, plan.To)
+	switch {
+	case plan.Resume != nil && plan.Undo:
+		question = fmt.Sprintf("Undo the rename of %s to %s?", plan.Package, plan.To)
+	case plan.Resume != nil:
+		question = fmt.Sprintf("Finish the rename of %s to %s?", plan.Package, plan.To)
+	}
+	if !confirm(o.root, o.Yes || o.Plan.DryRun != dryRunNone, question) {
 		return errors.New("rename cancelled")
 	}
 	res, err := rn.Apply(ctx, plan)
@@ -168,6 +184,14 @@ func (o *RenameOptions) Run(ctx context.Context) error {
 	out := o.Plan.results(o.root)
 	if res.DryRun {
 		fmt.Fprintf(out, "%s would be renamed to %s (server dry run: the new package and the pause checked; nothing changed)\n", res.From, res.To)
+		return nil
+	}
+	if res.LeftOver {
+		fmt.Fprintf(out, "rename of %s to %s finished: %s was deleted already, and %s is installed and healthy\n", res.From, res.To, res.From, res.To)
+		return nil
+	}
+	if res.Undone {
+		fmt.Fprintf(out, "rename of %s to %s undone: %s is installed and healthy under its name again, and %s is gone\n", res.From, res.To, res.From, res.To)
 		return nil
 	}
 	fmt.Fprintf(out, "%s renamed to %s: %d objects handed over, %d live objects of their kinds kept\n", res.From, res.To, res.Objects, res.Live)

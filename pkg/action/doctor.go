@@ -79,7 +79,8 @@ func (d *Doctor) examine(ctx context.Context) (*Report, *state, error) {
 	rep := &Report{Findings: []Finding{}, Unread: s.unread,
 		Packages: len(s.pkgs), Revisions: len(s.revs), LockEntries: len(s.lock)}
 	for _, rule := range []func() []Finding{s.duplicateNodes, s.unresolved, s.twinNames, s.staleEntries, s.manualInactive, s.historyPiled,
-		s.controlConflicts, s.storedUndefined, s.objectsMissing, s.pinnedServiceAccounts, s.familySkew} {
+		s.controlConflicts, s.storedUndefined, s.objectsMissing, s.pinnedServiceAccounts, s.familySkew,
+		s.unfinishedOperations, s.pausedPackages, s.noRevisions, s.duplicatePackages, s.inactiveRevisions} {
 		rep.Findings = append(rep.Findings, rule()...)
 	}
 	if d.CrossplaneVersion != "" {

@@ -177,6 +177,9 @@ func (s *state) chain(msg string) string {
 			}
 		}
 		runs := "is not installed"
+		if ps := s.packagesOf(src); len(ps) > 0 {
+			runs = fmt.Sprintf("has no Lock entry, though %s install(s) it (paused, inactive or without a revision: see package-paused, inactive-revision, package-no-revision)", strings.Join(ps, ", "))
+		}
 		if lp, ok := s.entryFor(src); ok {
 			runs = fmt.Sprintf("runs %s as %s", lp.Version, s.entryOwner(lp))
 		}
@@ -190,6 +193,17 @@ func (s *state) chain(msg string) string {
 		return ""
 	}
 	return ". Taking part: " + strings.Join(links, ". ")
+}
+
+// packagesOf names the packages of src, as kind/name.
+func (s *state) packagesOf(src string) []string {
+	var out []string
+	for _, p := range s.pkgs {
+		if installed.SameRepo(p.Source, src) {
+			out = append(out, p.KindName())
+		}
+	}
+	return out
 }
 
 // mentioned are the sources of the Lock (entries and dependencies) that

@@ -35,8 +35,9 @@ func (u *UpgradeAll) PlanFamily(ctx context.Context, family, version string) (*P
 	} else if err := familyHas(fam, version); err != nil {
 		return nil, err
 	}
-	ps := &Plans{Action: ActionUpgrade, Steps: []*Plan{}, Family: family, Version: version}
+	ps := &Plans{Action: ActionUpgrade, Steps: []*Plan{}, Family: family, Version: version, id: newOperationID()}
 	for _, it := range fam {
+		ps.family = append(ps.family, it.pkg)
 		if it.Current == version {
 			continue
 		}
@@ -231,6 +232,45 @@ func (u *UpgradeAll) rollBackFamily(ctx context.Context, ps *Plans, se *StepErro
 			continue
 		}
 		fmt.Fprintf(o.Out, "%s rolled back to %s\n", s.Plan.Package, s.Installed.Package.Version)
+	}
+	return errors.Join(errs...)
+}
+
+// ActionUpgradeFamily names upgrade --family in the record it writes.
+const ActionUpgradeFamily = "upgrade --family"
+
+// recordFamilyStep writes, before step i of upgrade --family moves its
+// provider, the record of the run on that provider
+// (installed.OperationAnnotation): a run killed mid-way leaves the family
+// half moved, and doctor names it (unfinished-operation) with the
+// command that finishes it and the providers to roll back. upgrade --all
+// records nothing.
+func (u *UpgradeAll) recordFamilyStep(ctx context.Context, ps *Plans, i int, dryRun bool) error {
+	if ps.Family == "" || dryRun {
+		return nil
+	}
+	s := ps.steps[i]
+	p := s.Installed.Package
+	op := &installed.Operation{Operation: ActionUpgradeFamily, ID: ps.id, From: ps.Family, To: ps.Version, Step: i + 1, Of: len(ps.steps),
+		StepName: fmt.Sprintf("upgrade %s to %s", p.KindName(), s.Target), Was: p.Source}
+	if err := u.Change.Cluster.SetOperation(ctx, p, op); err != nil {
+		return fmt.Errorf("record step %d of upgrade --family %s on %s: %w", i+1, ps.Family, p.KindName(), err)
+	}
+	return nil
+}
+
+// forgetFamily removes the records of upgrade --family (this run's and a
+// run's cut short) from the family's providers, once it is done or
+// rolled back.
+func (u *UpgradeAll) forgetFamily(ctx context.Context, ps *Plans) error {
+	var errs []error
+	for _, p := range ps.family {
+		if op := opOf(p); op == nil && !slices.ContainsFunc(ps.steps, func(s *Step) bool { return s.Installed.Package.KindName() == p.KindName() }) {
+			continue // carried no record when planned, and was no step
+		}
+		if err := u.Change.Cluster.SetOperation(context.WithoutCancel(ctx), p, nil); err != nil && !gone(err) {
+			errs = append(errs, fmt.Errorf("remove the record of upgrade --family %s from %s: %w", ps.Family, p.KindName(), err))
+		}
 	}
 	return errors.Join(errs...)
 }

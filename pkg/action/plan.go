@@ -62,6 +62,11 @@ const (
 	RuleObjectsMissing       = "objects-missing"
 	RulePinnedServiceAccount = "pinned-service-account"
 	RuleFamilySkew           = "family-skew"
+	RuleUnfinishedOperation  = "unfinished-operation"
+	RulePackagePaused        = "package-paused"
+	RuleNoRevision           = "package-no-revision"
+	RuleDuplicatePackage     = "duplicate-package"
+	RuleInactiveRevision     = "inactive-revision"
 
 	// Install's: what the install would do to the Lock.
 	RuleTwinInstall = "twin-install"
@@ -135,6 +140,11 @@ var Rules = []RuleDoc{
 	{RuleObjectsMissing, doctorVerb, "blocking: a healthy active revision's status.objectRefs lacks CRDs or MRDs it installed (they name it as owner) or that an inactive revision of the same digest recorded: Crossplane grants the runtime nothing for them"},
 	{RulePinnedServiceAccount, doctorVerb, "warning: a DeploymentRuntimeConfig that pins the runtime's ServiceAccount name is used by several packages, whose revisions fight over it; blocking on Crossplane v2.4.0 and v2.4.1, which refuse a pinned name at the next revision"},
 	{RuleFamilySkew, doctorVerb, "warning (doctor and outdated): a provider family's members and family provider run more than one version, a member is in another registry or org than its family provider (Crossplane's RBAC manager then grants it none of the family's types: names the ClusterRole and the CRDs it lacks), or a family has two family providers"},
+	{RuleUnfinishedOperation, []string{ActionDoctor, ActionRename}, "blocking (doctor): a package carries the record of a rename cut short (kubectl-xpkg.github.io/operation): names its step and the command that finishes it and the one that undoes it; info (rename): the run finishes or (--undo) undoes it"},
+	{RulePackagePaused, doctorVerb, "warning: a package is paused (crossplane.io/paused): the package manager makes, activates and deactivates none of its revisions, and its conditions are from before the pause"},
+	{RuleNoRevision, doctorVerb, "warning: a package has no revision: it installs and runs nothing"},
+	{RuleDuplicatePackage, doctorVerb, "blocking: two packages install one repository, even paused or out of the Lock: once both are in the Lock no package's dependencies resolve; names the one the resolver keeps"},
+	{RuleInactiveRevision, doctorVerb, "blocking when others depend on it, else warning: a package under Automatic activation none of whose revisions is active (its current revision inactive): it runs nothing, whatever its conditions say"},
 	{RuleCrossplaneUnknown, doctorVerb, "warning: with --crossplane-version, the release table does not know the target (or the running release, or the target is a pre-release): only what can be checked without it is"},
 	{RuleCrossplaneDowngrade, doctorVerb, "blocking: the target is older than the running Crossplane, which does not support downgrades"},
 	{RuleCrossplaneSkipped, doctorVerb, "blocking: the target skips a minor version (Crossplane upgrades one minor at a time; v1.20 to v2.0 is the one major step): names the releases to go through"},

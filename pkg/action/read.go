@@ -43,7 +43,7 @@ type Listing struct {
 	// Named: the packages were asked for by name (one named prints as
 	// the object itself).
 	Named int
-	// Revisions are the current revisions of Packages (with Wide).
+	// Revisions are the current revisions of Packages.
 	Revisions map[*installed.Package]*installed.Revision
 	// Missing names the packages asked for that were not found: those
 	// found are printed, then it fails the command, as kubectl get does.
@@ -75,7 +75,10 @@ func (g *Get) Run(ctx context.Context, args []string) (*Listing, error) {
 	if _, unresolved, err := c.LockState(ctx); err == nil && unresolved != nil {
 		fmt.Fprintf(g.cfg.Events.progress(), "Warning: %s\n", installed.LockWarning(unresolved))
 	}
-	if g.Wide && len(l.Packages) > 0 {
+	// The current revisions, always: a package whose current revision is
+	// inactive runs nothing, whatever its conditions say (a paused one
+	// keeps those it had), and is never shown healthy.
+	if len(l.Packages) > 0 {
 		if l.Revisions, err = c.CurrentRevisions(ctx, l.Packages); err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
@@ -43,6 +44,9 @@ type Rename struct {
 	DryRun bool
 	// Out hears each step as it is done.
 	Out io.Writer
+	// Undo undoes the rename a run cut short recorded, instead of
+	// finishing it.
+	Undo bool
 }
 
 // NewRename is a rename on cfg's cluster.
@@ -61,6 +65,15 @@ type RenamePlan struct {
 	Dependents []string `json:"dependents,omitempty"`
 	// Crossplane is the running release the hand-over was planned for.
 	Crossplane string `json:"crossplaneVersion,omitempty"`
+	// Resume is the record a rename cut short left on the packages: this
+	// plan finishes it, or with Undo undoes it.
+	Resume *installed.Operation `json:"resume,omitempty"`
+	Undo   bool                 `json:"undo,omitempty"`
+
+	// created is the new package a rename cut short made; leftOver: the
+	// old package is gone already, and only the new one is left to check.
+	created  *installed.Package
+	leftOver bool
 
 	old        *installed.Package
 	newName    string
@@ -95,11 +108,29 @@ func (r *Rename) Plan(ctx context.Context, arg string) (*RenamePlan, error) {
 		return nil, &exit.UsageError{Err: fmt.Errorf("rename knows how Crossplane's pkg.crossplane.io package manager hands objects over, and this cluster's packages are %s", g), Hint: "See 'kubectl xpkg rename --help' for usage."}
 	}
 	old, err := c.Lookup(ctx, arg)
+	if apierrors.IsNotFound(err) {
+		// A rename cut short after it deleted the old package.
+		if rp, ferr := r.planLeftOver(ctx, c, arg); rp != nil || ferr != nil {
+			return rp, ferr
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	repo := reference.Repository(old.Source)
+	op, err := installed.ReadOperation(old)
+	if err != nil {
+		return nil, err
+	}
 	newName := cmp.Or(r.To, resolverName(repo))
+	if op != nil {
+		if err := r.sameRename(old, op); err != nil {
+			return nil, err
+		}
+		newName = op.NewName()
+	} else if r.Undo {
+		return nil, &exit.UsageError{Err: fmt.Errorf("%s carries no record of a rename cut short (%s): nothing to undo", old.KindName(), installed.OperationAnnotation), Hint: "See 'kubectl xpkg rename --help' for usage."}
+	}
 	if newName == old.Name {
 		fmt.Fprintf(r.cfg.Events.progress(), "%s already has the name %s: nothing to do\n", old.KindName(), newName)
 		return nil, nil
@@ -108,6 +139,11 @@ func (r *Rename) Plan(ctx context.Context, arg string) (*RenamePlan, error) {
 	s.readObjects(ctx, c, r.cfg.XPNamespace)
 	rp := &RenamePlan{Plan: NewPlan(ActionRename, old.KindName(), old.Name, installed.KindName(old.Kind, newName)),
 		old: old, newName: newName, source: repo, Steps: []string{}, Objects: []string{}}
+	if op != nil {
+		if err := r.resumeFrom(s, rp, op); err != nil {
+			return nil, err
+		}
+	}
 	rp.ready = c.Dialect().Readiness(old)
 	rp.revs = s.revisionsOf(old)
 	if err := r.inventory(ctx, c, s, rp); err != nil {
@@ -135,8 +171,15 @@ func (r *Rename) countLive(ctx context.Context, c *cluster.Cluster, rp *RenamePl
 	return nil
 }
 
-// judge makes the plan's findings.
+// judge makes the plan's findings. A rename resumed starts from what the
+// one cut short left, which is neither healthy nor free: only what would
+// undo it as it goes on is judged.
 func (r *Rename) judge(s *state, rp *RenamePlan) {
+	if rp.Resume != nil {
+		rp.add(resumeFinding(rp))
+		rp.add(gitOpsFindings(rp.old)...)
+		return
+	}
 	rp.add(r.stateFindings(s, rp)...)
 	rp.add(r.targetFindings(s, rp)...)
 	rp.add(r.lockFindings(s, rp)...)
@@ -158,7 +201,14 @@ func dependentNames(ps []*installed.Package) []string {
 // WriteRenamePlan prints the plan for people: the heading, the findings
 // as every plan prints them, then the steps in order.
 func WriteRenamePlan(w io.Writer, rp *RenamePlan) error {
-	if err := writeFindings(w, fmt.Sprintf("Plan: rename %s to %s", rp.Package, rp.To), rp.Plan); err != nil {
+	head := fmt.Sprintf("Plan: rename %s to %s", rp.Package, rp.To)
+	switch {
+	case rp.Resume != nil && rp.Undo:
+		head = fmt.Sprintf("Plan: undo rename %s of %s to %s", rp.Resume.ID, rp.Package, rp.To)
+	case rp.Resume != nil:
+		head = fmt.Sprintf("Plan: finish rename %s of %s to %s", rp.Resume.ID, rp.Package, rp.To)
+	}
+	if err := writeFindings(w, head, rp.Plan); err != nil {
 		return err
 	}
 	var sb strings.Builder

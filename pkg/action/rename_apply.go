@@ -25,6 +25,10 @@ type RenameResult struct {
 	Objects int
 	Live    int64
 	DryRun  bool
+	// Undone: the rename recorded was undone (--undo). LeftOver: the
+	// rename recorded had deleted the old package already, and only the
+	// new one was left to check.
+	Undone, LeftOver bool
 }
 
 // RenameError is a rename that failed at Step and was undone (or failed
@@ -40,14 +44,20 @@ type RenameError struct {
 func (e *RenameError) Error() string {
 	switch {
 	case e.Done:
-		return fmt.Sprintf("%s runs as %s, but %s failed: %v; finish it by hand (kubectl delete %s), nothing more to undo", e.From, e.To, e.Step, e.Err, strings.Replace(e.From, "/", " ", 1))
+		return fmt.Sprintf("%s runs as %s, but %s failed: %v; nothing more to undo: finish it with kubectl xpkg rename %s %s --yes", e.From, e.To, e.Step, e.Err, e.From, newName(e.To))
 	case e.UndoErr != nil:
-		return fmt.Sprintf("rename of %s to %s failed at %q (%v), and undoing it failed too: %v; kubectl xpkg doctor shows where the packages stand", e.From, e.To, e.Step, e.Err, e.UndoErr)
+		return fmt.Sprintf("rename of %s to %s failed at %q (%v), and undoing it failed too: %v; both packages record where it stopped: kubectl xpkg doctor shows where they stand, and kubectl xpkg rename %s %s --undo --yes goes on undoing it", e.From, e.To, e.Step, e.Err, e.UndoErr, e.From, newName(e.To))
 	}
 	return fmt.Sprintf("rename of %s to %s failed at %q (%v); undone: %s is installed and healthy under its name again, and %s is gone", e.From, e.To, e.Step, e.Err, e.From, e.To)
 }
 
 func (e *RenameError) Unwrap() error { return e.Err }
+
+// newName is the name of a package named kind/name.
+func newName(kindName string) string {
+	_, name, _ := strings.Cut(kindName, "/")
+	return name
+}
 
 // renameUndoBudget bounds the undo beyond the rename's own timeout, which
 // may be spent, or cut short by an interruption.
@@ -61,9 +71,21 @@ type handOver struct {
 	deadline time.Time
 	progress io.Writer
 	created  *installed.Package
-	oldUIDs  map[string]bool
-	undo     []func(context.Context) error
+	oldUIDs  map[string]string // uid → name of the old package's revisions
+	undo     []undoStep
 	step     string
+	// op is the record written on the packages before each step.
+	op *installed.Operation
+	// expect is what the rename's own writes have made so far, which
+	// another writer's would undo (guard).
+	expect expectations
+}
+
+// undoStep undoes forward step n.
+type undoStep struct {
+	n    int
+	name string
+	do   func(context.Context) error
 }
 
 // Apply renames the package as planned, after checking that the package
@@ -74,18 +96,40 @@ func (r *Rename) Apply(ctx context.Context, rp *RenamePlan) (*RenameResult, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := r.unchanged(ctx, c, rp); err != nil {
-		return nil, exit.WithCode(exit.PlanChanged, err)
+	if !rp.leftOver {
+		if err := r.unchanged(ctx, c, rp); err != nil {
+			return nil, exit.WithCode(exit.PlanChanged, err)
+		}
 	}
 	res := &RenameResult{From: rp.Package, To: rp.To, Objects: len(rp.objects), Live: rp.Live, DryRun: r.DryRun}
+	if r.DryRun && rp.Resume != nil {
+		return res, nil // what a resumed rename writes depends on what the run cut short did
+	}
 	if r.DryRun {
 		return res, r.dryRun(ctx, c, rp)
 	}
-	h := &handOver{r: r, c: c, rp: rp, deadline: time.Now().Add(r.Timeout), progress: r.cfg.Events.progress()}
+	h := r.newHandOver(c, rp)
+	if rp.leftOver {
+		res.LeftOver = true
+		return res, h.finishLeftOver(ctx)
+	}
+	if rp.Undo {
+		res.Undone = true
+		return res, h.undoRecorded(ctx)
+	}
 	runCtx, cancel := context.WithDeadline(ctx, h.deadline)
 	defer cancel()
-	if err := h.run(runCtx); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+	guarded, stop := context.WithCancelCause(runCtx)
+	guardDone := make(chan struct{})
+	go func() { h.guard(guarded, stop); close(guardDone) }()
+	err = h.run(guarded)
+	stop(nil)
+	<-guardDone // the undo changes what the guard reads
+	if err != nil {
+		var aw *anotherWriter
+		if cause := context.Cause(guarded); errors.As(cause, &aw) {
+			err = aw
+		} else if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			// --timeout ran out in the middle of a request.
 			err = &cluster.WaitTimeoutError{What: "the step to end (--timeout)", After: r.Timeout, Pending: []string{"an answer of the API server"}}
 		}
@@ -110,7 +154,7 @@ func (r *Rename) unchanged(ctx context.Context, c *cluster.Cluster, rp *RenamePl
 	case now.CurrentRevision != rp.old.CurrentRevision:
 		what = "its current revision changed"
 	}
-	if what == "" {
+	if what == "" && rp.Resume == nil {
 		if taken, _ := c.Get(ctx, rp.old.Kind, rp.newName); taken != nil {
 			what = rp.To + " was made"
 		}
@@ -124,7 +168,7 @@ func (r *Rename) unchanged(ctx context.Context, c *cluster.Cluster, rp *RenamePl
 // dryRun has the API server check the writes that need no wait: the new
 // package, and the old one's pause.
 func (r *Rename) dryRun(ctx context.Context, c *cluster.Cluster, rp *RenamePlan) error {
-	if _, err := c.Create(ctx, newPackageObject(rp.old, rp.newName), true); err != nil {
+	if _, err := c.Create(ctx, newPackageObject(rp.old, rp.newName, nil), true); err != nil {
 		return fmt.Errorf("create %s (server dry run): %w", rp.To, err)
 	}
 	if err := c.SetPaused(ctx, rp.old, true, true); err != nil {
@@ -133,10 +177,11 @@ func (r *Rename) dryRun(ctx context.Context, c *cluster.Cluster, rp *RenamePlan)
 	return nil
 }
 
-// newPackageObject is the old package under name, paused: its spec as
-// it is, its labels and annotations but for what a GitOps tool tracks it
-// by and kubectl's record of the last apply.
-func newPackageObject(old *installed.Package, name string) *unstructured.Unstructured {
+// newPackageObject is the old package under name, paused, with the record
+// of the rename (op): its spec as it is, its labels and annotations but
+// for what a GitOps tool tracks it by and kubectl's record of the last
+// apply.
+func newPackageObject(old *installed.Package, name string, op *installed.Operation) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": old.Object.GetAPIVersion(), "kind": old.Object.GetKind(),
 		"spec": runtime.DeepCopyJSONValue(old.Object.Object["spec"]),
@@ -150,8 +195,11 @@ func newPackageObject(old *installed.Package, name string) *unstructured.Unstruc
 		}
 	}
 	annotations := map[string]string{cluster.PausedAnnotation: "true"}
+	if op != nil {
+		annotations[installed.OperationAnnotation] = op.String()
+	}
 	for k, v := range old.Object.GetAnnotations() {
-		if !isGitOpsMark(k) && k != "kubectl.kubernetes.io/last-applied-configuration" && k != cluster.PausedAnnotation {
+		if !isGitOpsMark(k) && k != "kubectl.kubernetes.io/last-applied-configuration" && k != cluster.PausedAnnotation && k != installed.OperationAnnotation {
 			annotations[k] = v
 		}
 	}
@@ -162,27 +210,35 @@ func newPackageObject(old *installed.Package, name string) *unstructured.Unstruc
 	return u
 }
 
-// run takes the steps in order; each that changes something says how to
-// undo it first.
+// renameSteps names the rename's steps, in order (the record's step n is
+// renameSteps[n-1]).
+var renameSteps = []string{
+	"create the new package",
+	"deactivate the old package",
+	"wait for the old package to let go",
+	"unpause the new package",
+	"wait for the new package",
+	"delete the old package",
+}
+
+// run takes the steps in order, each recorded on the packages before it
+// begins; each that changes something says how to undo it first. Every
+// step finds done what a rename cut short did already, so a rename
+// resumed runs them all again.
 func (h *handOver) run(ctx context.Context) error {
-	for _, s := range []struct {
-		name string
-		do   func(context.Context) error
-	}{
-		{"create the new package", h.create},
-		{"deactivate the old package", h.deactivate},
-		{"wait for the old package to let go", h.released},
-		{"unpause the new package", h.unpause},
-		{"wait for the new package", h.installed},
-	} {
-		h.step = s.name
-		if err := s.do(ctx); err != nil {
+	for i, do := range []func(context.Context) error{h.create, h.deactivate, h.released, h.unpause, h.installed, h.finish} {
+		h.step = renameSteps[i]
+		if i == len(renameSteps)-1 {
+			h.undo = nil // the new package runs: from here on there is no going back
+		}
+		if err := h.record(ctx, i+1, false); err != nil {
+			return err
+		}
+		if err := do(ctx); err != nil {
 			return err
 		}
 	}
-	h.undo = nil // the new package runs: from here on there is no going back
-	h.step = "delete the old package"
-	return h.finish(ctx)
+	return h.forget(ctx)
 }
 
 // say reports a step done.
@@ -196,7 +252,7 @@ func (h *handOver) remaining() time.Duration { return time.Until(h.deadline) }
 // fail undoes what was done, in reverse, and says how the rename ended.
 func (h *handOver) fail(ctx context.Context, err error) error {
 	re := &RenameError{From: h.rp.Package, To: h.rp.To, Step: h.step, Err: err}
-	if h.undo == nil && h.step == "delete the old package" {
+	if h.undo == nil && h.step == renameSteps[len(renameSteps)-1] {
 		re.Done = true
 		return waitError(re)
 	}
@@ -204,13 +260,13 @@ func (h *handOver) fail(ctx context.Context, err error) error {
 	defer cancel()
 	h.deadline = time.Now().Add(h.r.Timeout + renameUndoBudget)
 	fmt.Fprintf(h.progress, "%s: %v; undoing the rename\n", h.step, exit.Message(err))
-	for i := len(h.undo) - 1; i >= 0; i-- {
-		if uerr := h.undo[i](undoCtx); uerr != nil {
-			re.UndoErr = uerr
-			return exit.WithCode(exit.RollbackFailed, re)
-		}
+	if uerr := h.undoAll(undoCtx); uerr != nil {
+		re.UndoErr = uerr
+		return exit.WithCode(exit.RollbackFailed, re)
 	}
-	if changed := (*cluster.ChangedError)(nil); errors.As(err, &changed) {
+	var changed *cluster.ChangedError
+	var aw *anotherWriter
+	if errors.As(err, &changed) || errors.As(err, &aw) {
 		return exit.WithCode(exit.PlanChanged, re)
 	}
 	return waitError(re)

@@ -185,6 +185,9 @@ func orUnknown(v string) string {
 
 // steps are the rename's steps, in the order Apply takes them.
 func (rp *RenamePlan) steps() []string {
+	if rp.Undo {
+		return rp.undoSteps()
+	}
 	p, to := rp.old, rp.To
 	why := "the package manager makes no revision of it"
 	if len(rp.dependents) > 0 {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
@@ -25,12 +27,20 @@ func (h *handOver) finish(ctx context.Context) error {
 			return fmt.Errorf("make %s an owner of %s: %w", h.rp.To, o.name, err)
 		}
 	}
+	h.expect.oldDeleting.Store(true)
 	old, err := h.c.Get(ctx, h.rp.old.Kind, h.rp.old.Name)
-	if err != nil {
+	switch {
+	case apierrors.IsNotFound(err):
+		h.say("%s is gone already", h.rp.Package)
+		return h.verify(ctx)
+	case err != nil:
 		return err
-	}
-	if err := h.c.DeleteExactly(ctx, old, false); err != nil {
-		return fmt.Errorf("delete %s: %w", h.rp.Package, err)
+	case old.Object.GetUID() != h.rp.old.Object.GetUID():
+		return &anotherWriter{what: h.rp.Package + " was deleted and made again"}
+	case old.Object.GetDeletionTimestamp() == nil:
+		if err := h.c.DeleteExactly(ctx, old, false); err != nil {
+			return fmt.Errorf("delete %s: %w", h.rp.Package, err)
+		}
 	}
 	if err := h.c.WaitDeleted(ctx, old, h.remaining(), h.progress); err != nil {
 		return err
@@ -73,8 +83,14 @@ func (h *handOver) verify(ctx context.Context) error {
 // (the old package is back in the Lock by then).
 func (h *handOver) deleteNew(ctx context.Context) error {
 	now, err := h.c.Get(ctx, h.created.Kind, h.created.Name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", h.rp.To, err)
+	}
+	if now.Object.GetUID() != h.created.Object.GetUID() {
+		return &anotherWriter{what: h.rp.To + " was deleted and made again"}
 	}
 	if err := h.c.DeleteExactly(ctx, now, false); err != nil {
 		return fmt.Errorf("delete %s: %w", h.rp.To, err)
@@ -129,6 +145,9 @@ func (h *handOver) currentRevision(ctx context.Context) *installed.Revision {
 // the old package's revision can take its objects back.
 func (h *handOver) deactivateNew(ctx context.Context) error {
 	now, err := h.c.Get(ctx, h.created.Kind, h.created.Name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

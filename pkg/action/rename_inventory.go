@@ -19,9 +19,12 @@ import (
 // only what they name). The CRDs among them, and those the MRDs define,
 // are what the rename counts live objects of.
 func (r *Rename) inventory(ctx context.Context, c *cluster.Cluster, s *state, rp *RenamePlan) error {
-	revUIDs := map[string]bool{}
+	revUIDs, current := map[string]bool{}, map[string]bool{}
 	for _, rev := range rp.revs {
 		revUIDs[rev.UID()] = true
+		if rev.Name == rp.old.CurrentRevision {
+			current[rev.UID()] = true
+		}
 	}
 	seen := map[string]bool{}
 	for i := range s.defs {
@@ -30,6 +33,10 @@ func (r *Rename) inventory(ctx context.Context, c *cluster.Cluster, s *state, rp
 		if !owned {
 			continue
 		}
+		// What the current revision owns is what it controlled before a
+		// rename cut short released it.
+		ofCurrent, _ := ownedBy(d.Owners, current)
+		controlled = controlled || ofCurrent
 		gvr, err := cluster.DefinitionGVR(d.Resource)
 		if err != nil {
 			return err
@@ -38,7 +45,7 @@ func (r *Rename) inventory(ctx context.Context, c *cluster.Cluster, s *state, rp
 		seen[o.name] = true
 		rp.objects = append(rp.objects, o)
 	}
-	if err := r.recorded(ctx, c, rp, revUIDs, seen); err != nil {
+	if err := r.recorded(ctx, c, rp, revUIDs, current, seen); err != nil {
 		return err
 	}
 	for _, o := range rp.objects {
@@ -68,7 +75,7 @@ func (r *Rename) inventory(ctx context.Context, c *cluster.Cluster, s *state, rp
 // recorded adds the objects the revisions' objectRefs name that are no
 // CRD or MRD (XRDs, Compositions, webhook configurations...), read one
 // by one.
-func (r *Rename) recorded(ctx context.Context, c *cluster.Cluster, rp *RenamePlan, revUIDs, seen map[string]bool) error {
+func (r *Rename) recorded(ctx context.Context, c *cluster.Cluster, rp *RenamePlan, revUIDs, current, seen map[string]bool) error {
 	for _, rev := range rp.revs {
 		for _, ref := range rev.Objects {
 			name := strings.ToLower(ref.Kind) + "/" + ref.Name
@@ -88,6 +95,8 @@ func (r *Rename) recorded(ctx context.Context, c *cluster.Cluster, rp *RenamePla
 				continue // gone: nothing to keep
 			}
 			_, controlled := ownedBy(u.GetOwnerReferences(), revUIDs)
+			ofCurrent, _ := ownedBy(u.GetOwnerReferences(), current)
+			controlled = controlled || ofCurrent
 			rp.objects = append(rp.objects, ownedObject{name: name, gvr: gvr, obj: ref.Name, uid: string(u.GetUID()), controlled: controlled})
 		}
 	}

@@ -37,13 +37,21 @@ func (h *handOver) poll(ctx context.Context, what string, check func(context.Con
 // create makes the new package, paused: the package manager makes no
 // revision of it, and the resolver, which installs a missing dependency
 // under this name, finds it there and installs nothing.
+// A rename resumed finds it made already (its record names this rename).
 func (h *handOver) create(ctx context.Context) error {
-	created, err := h.c.Create(ctx, newPackageObject(h.rp.old, h.rp.newName), false)
+	h.undo = append(h.undo, undoStep{1, "delete the new package", h.deleteNew})
+	if h.created != nil {
+		h.expect.created.Store(true)
+		h.say("%s is there already (made by this rename)", h.rp.To)
+		return nil
+	}
+	created, err := h.c.Create(ctx, newPackageObject(h.rp.old, h.rp.newName, h.op), false)
 	if err != nil {
+		h.undo = h.undo[:len(h.undo)-1]
 		return fmt.Errorf("create %s: %w", h.rp.To, err)
 	}
 	h.created = created
-	h.undo = append(h.undo, h.deleteNew)
+	h.expect.created.Store(true)
 	h.say("%s created, paused", h.rp.To)
 	return nil
 }
@@ -55,26 +63,30 @@ func (h *handOver) create(ctx context.Context) error {
 // putting the old package back.
 func (h *handOver) deactivate(ctx context.Context) error {
 	old := h.rp.old
-	h.undo = append(h.undo, h.restoreOld)
+	h.undo = append(h.undo, undoStep{2, "put the old package back", h.restoreOld})
 	if err := h.c.SetPaused(ctx, old, true, false); err != nil {
 		return fmt.Errorf("pause %s: %w", old.KindName(), err)
 	}
+	h.expect.oldPaused.Store(true)
 	h.say("%s paused", old.KindName())
 	uids, err := h.deactivateAll(ctx, old)
 	h.oldUIDs = uids
+	if err == nil {
+		h.expect.oldInactive.Store(true)
+	}
 	return err
 }
 
 // deactivateAll deactivates every revision of p that is not inactive,
-// and returns the UIDs of all its revisions.
-func (h *handOver) deactivateAll(ctx context.Context, p *installed.Package) (map[string]bool, error) {
+// and returns all its revisions, by UID (their names).
+func (h *handOver) deactivateAll(ctx context.Context, p *installed.Package) (map[string]string, error) {
 	revs, err := h.c.Revisions(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	uids := map[string]bool{}
+	uids := map[string]string{}
 	for _, r := range revs {
-		uids[r.UID()] = true
+		uids[r.UID()] = r.Name
 		if strings.EqualFold(r.DesiredState, "Inactive") {
 			continue
 		}
@@ -94,10 +106,14 @@ func (h *handOver) released(ctx context.Context) error {
 	return h.letGo(ctx, h.rp.Package, h.oldUIDs)
 }
 
-// letGo waits until no revision of pkg (its revisions' UIDs) is in the
-// Lock for the source or runs a runtime, then releases what they control
-// of the objects.
-func (h *handOver) letGo(ctx context.Context, pkg string, uids map[string]bool) error {
+// letGo waits until no revision of pkg (its revisions: UID → name) is in
+// the Lock or runs a runtime, then releases what they control of the
+// objects.
+func (h *handOver) letGo(ctx context.Context, pkg string, revs map[string]string) error {
+	names, uids := map[string]bool{}, map[string]bool{}
+	for uid, name := range revs {
+		names[name], uids[uid] = true, true
+	}
 	err := h.poll(ctx, pkg+" to leave the Lock and stop its runtime", func(ctx context.Context) ([]string, error) {
 		var pending []string
 		lock, err := h.c.Lock(ctx)
@@ -105,7 +121,7 @@ func (h *handOver) letGo(ctx context.Context, pkg string, uids map[string]bool) 
 			return nil, err
 		}
 		for _, lp := range lock {
-			if installed.SameRepo(lp.Source, h.rp.source) {
+			if names[lp.Name] {
 				pending = append(pending, fmt.Sprintf("the Lock's entry %s (revision %s)", lp.Source, lp.Name))
 			}
 		}
@@ -147,10 +163,11 @@ func (h *handOver) letGo(ctx context.Context, pkg string, uids map[string]bool) 
 // unpause lets the package manager make the new package's revision (and
 // activates it under Manual activation). Undone by deactivating it.
 func (h *handOver) unpause(ctx context.Context) error {
-	h.undo = append(h.undo, h.deactivateNew)
+	h.undo = append(h.undo, undoStep{4, "pause the new package again", h.deactivateNew})
 	if err := h.c.SetPaused(ctx, h.created, false, false); err != nil {
 		return fmt.Errorf("unpause %s: %w", h.rp.To, err)
 	}
+	h.expect.newUnpaused.Store(true)
 	h.say("%s unpaused", h.rp.To)
 	if h.rp.old.ActivationPolicy != "Manual" {
 		return nil

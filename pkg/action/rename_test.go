@@ -151,7 +151,7 @@ func TestRenameNewPackageObject(t *testing.T) {
 	_ = unstructured.SetNestedField(old.Object.Object, "Manual", "spec", "revisionActivationPolicy")
 	old.Object.SetLabels(map[string]string{"team": "platform", "kustomize.toolkit.fluxcd.io/name": "infra"})
 	old.Object.SetAnnotations(map[string]string{"note": "x", "kubectl.kubernetes.io/last-applied-configuration": "{}"})
-	u := newPackageObject(old, "new-name")
+	u := newPackageObject(old, "new-name", nil)
 	if u.GetName() != "new-name" || u.GetAnnotations()[cluster.PausedAnnotation] != "true" || u.GetAnnotations()["note"] != "x" ||
 		u.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"] != "" || u.GetLabels()["team"] != "platform" ||
 		u.GetLabels()["kustomize.toolkit.fluxcd.io/name"] != "" {

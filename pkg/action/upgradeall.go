@@ -74,6 +74,10 @@ type Plans struct {
 	Families []FamilyMove `json:"families,omitempty"`
 
 	steps []*Step
+	// family are upgrade --family's providers, each of which may carry
+	// the record of a run of it cut short; id is this run's.
+	family []*installed.Package
+	id     string
 }
 
 // BlockedMove is a package kept below a version whose dependencies cannot
@@ -163,6 +167,8 @@ func (u *UpgradeAll) Apply(ctx context.Context, ps *Plans, ev StepEvents) error 
 		if !errors.As(err, &se) {
 			return changeError(ctx, err)
 		}
+		// Rolled back below (or nothing moved): the records go.
+		forget := ps.Family != "" && o.Atomic && !se.Refused && exit.Code(se.Err) != exit.RollbackFailed
 		if ps.Family != "" {
 			se.What = "upgrade --family " + ps.Family
 		}
@@ -175,7 +181,15 @@ func (u *UpgradeAll) Apply(ctx context.Context, ps *Plans, ev StepEvents) error 
 			}
 			err = fmt.Errorf("%w; family %s rolled back: %s run their previous versions again", err, ps.Family, strings.Join(se.Done, ", "))
 		}
+		if forget {
+			if ferr := u.forgetFamily(ctx, ps); ferr != nil {
+				err = errors.Join(err, ferr)
+			}
+		}
 		return changeError(ctx, err)
+	}
+	if err := u.forgetFamily(ctx, ps); err != nil {
+		return err
 	}
 	return ps.SkippedError()
 }
@@ -287,6 +301,9 @@ func (u *UpgradeAll) steps(ctx context.Context, ps *Plans, o ApplyOptions, ev St
 			if s.Plan.Blocking() && !u.Force {
 				return &StepError{Step: s, Done: done, NotRun: notRun(), Err: &RefusedError{Plan: s.Plan}, Refused: true}
 			}
+		}
+		if err := u.recordFamilyStep(ctx, ps, i, o.DryRun); err != nil {
+			return &StepError{Step: s, Done: done, NotRun: notRun(), Err: err}
 		}
 		updated, err := u.Change.Apply(ctx, s.Installed, s.Target, o)
 		if err != nil {

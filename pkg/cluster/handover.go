@@ -23,7 +23,7 @@ import (
 
 // PausedAnnotation pauses the package manager's reconciliation of a
 // package (crossplane-runtime's meta.AnnotationKeyReconciliationPaused).
-const PausedAnnotation = "crossplane.io/paused"
+const PausedAnnotation = installed.PausedAnnotation
 
 // Deactivate sets a revision's desired state to Inactive: the package
 // manager then removes it from the Lock, releases control of what it
@@ -50,6 +50,25 @@ func (c *Cluster) SetPaused(ctx context.Context, p *installed.Package, paused, d
 			return []map[string]any{{"op": "remove", "path": path}}
 		}
 		return nil
+	})
+}
+
+// SetOperation writes the record of the operation the package is in
+// (installed.OperationAnnotation), or removes it when op is nil. Metadata
+// only: the package manager makes no revision of it.
+func (c *Cluster) SetOperation(ctx context.Context, p *installed.Package, op *installed.Operation) error {
+	path := "/metadata/annotations/" + strings.ReplaceAll(installed.OperationAnnotation, "/", "~1")
+	return c.patchPackage(ctx, p, "record of the operation on "+p.KindName(), false, func(u *unstructured.Unstructured) []map[string]any {
+		now, has := u.GetAnnotations()[installed.OperationAnnotation]
+		switch {
+		case op == nil && has:
+			return []map[string]any{{"op": "remove", "path": path}}
+		case op == nil || now == op.String():
+			return nil
+		case u.GetAnnotations() == nil:
+			return []map[string]any{{"op": "add", "path": "/metadata/annotations", "value": map[string]string{installed.OperationAnnotation: op.String()}}}
+		}
+		return []map[string]any{{"op": "add", "path": path, "value": op.String()}}
 	})
 }
 

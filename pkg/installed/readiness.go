@@ -57,6 +57,11 @@ type Readiness struct {
 // ReadConditions say Installed and Healthy.
 func PackageReadiness(p *Package) Readiness {
 	var r Readiness
+	if p.Paused() {
+		// Its conditions are from before the pause.
+		r.Pending = append(r.Pending, "it is paused ("+PausedAnnotation+")")
+		return r
+	}
 	if p.CurrentIdentifier != "" && p.CurrentIdentifier != p.Source {
 		r.Pending = append(r.Pending, fmt.Sprintf("the package manager has not yet acted on %s (still at %s)", p.Source, p.CurrentIdentifier))
 	}

@@ -86,7 +86,7 @@ func pushFamilyPackage(t *testing.T, reg *testenv.Registry, repo, tag, familyRep
 // family at two versions found by outdated and doctor, and a member from
 // another org flagged with the ClusterRole and the CRDs it would lack.
 func TestProviderFamilies(t *testing.T) {
-	env, reg, _, x := start(t)
+	env, reg, c, x := start(t)
 	famRepo := reg.Host + "/e2e/fam/" + famName
 	for _, tag := range []string{"v1.0.0", "v1.1.0"} {
 		pushFamilyPackage(t, reg, "e2e/fam/"+famName, tag, "", famCRD("fam.example.org", "ProviderConfig"), famCRD("fam.example.org", "ProviderConfigUsage"))
@@ -150,6 +150,13 @@ func TestProviderFamilies(t *testing.T) {
 	if r.ExitCode != 1 || !strings.Contains(r.Stderr, "family "+famName+" rolled back: provider/"+family+", provider/"+members[0]+" run their previous versions again") ||
 		!strings.Contains(r.Stdout, "provider/"+members[0]+" rolled back to v1.1.0\nprovider/"+family+" rolled back to v1.1.0\n") {
 		t.Errorf("upgrade --family --atomic with a member that cannot install: exit %d\n%s", r.ExitCode, r.Stderr)
+	}
+	// The records upgrade --family writes before each step are gone once
+	// it is done or rolled back.
+	for _, n := range append([]string{family}, members...) {
+		if v := c.get("providers", n).GetAnnotations()["kubectl-xpkg.github.io/operation"]; v != "" {
+			t.Errorf("provider/%s keeps the record of upgrade --family: %s", n, v)
+		}
 	}
 	r = x.Run("outdated", "providers", "-o", "json").Succeeds(t)
 	for name, it := range outdatedRows(t, r.Stdout) {
