@@ -245,5 +245,5 @@ func (c *Cluster) crossplaneVersion(ctx context.Context, namespace string) (stri
 	if v, ok := releases.Running(u.GetLabels(), images); ok {
 		return v, nil
 	}
-	return "", fmt.Errorf("deployment %s/crossplane has no app.kubernetes.io/version label and no image tag", namespace)
+	return "", fmt.Errorf("deployment %s/crossplane names no version: no image tag and no %s label", namespace, releases.VersionLabel)
 }
