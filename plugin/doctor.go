@@ -67,9 +67,10 @@ the revisions behind duplicate Lock nodes that are not their package's current r
 (and not active), Lock entries whose revision no longer exists, and controller
 references of definitions to revisions that no longer exist. It prints the repair,
 asks on a terminal (unless --yes), writes every object it will change or delete to a
-YAML file (--backup; kubectl apply -f takes it back), then makes each step, reading the
-cluster and planning the repair again just before it, with the object's UID (and a
-revision's resourceVersion) as preconditions. Another writer's change to an object
+new YAML file (--backup; kubectl apply -f takes it back; it never replaces anything: a
+path that exists, even an earlier backup, is refused before doctor starts), then makes
+each step, reading the cluster and planning the repair again just before it, with the
+object's UID (and a revision's resourceVersion) as preconditions. Another writer's change to an object
 since the plan stops the repair with exit status 4; what was done is said. Then it
 waits (--wait) for the package manager to take the repair in and reports again.
 Every other finding stays, with the steps to take by hand. --dry-run prints the repair
@@ -102,7 +103,7 @@ healthy.`,
 	f.BoolVar(&o.Fix, "fix", false, "Repair what doctor can prove safe to change (see above).")
 	f.BoolVarP(&o.Yes, "yes", "y", false, "With --fix: do not ask for confirmation.")
 	addDryRunFlag(f, &o.DryRun, "with --fix, print the repair and change nothing", "with --fix, have the API server check each step without making it")
-	f.StringVar(&o.Backup, "backup", "", "With --fix: the file to save the objects it changes to (default: doctor-backup-TIME.yaml in the current directory).")
+	f.StringVar(&o.Backup, "backup", "", "With --fix: the new file to save the objects it changes to; refused if the path exists (default: doctor-backup-TIME.yaml in the current directory).")
 	f.DurationVar(&o.Wait, "wait", action.DefaultRepairSettle, "With --fix: how long to wait for the package manager to take the repair in before reporting again.")
 	f.StringVar(&o.CrossplaneVersion, "crossplane-version", "", "Also check an upgrade of Crossplane to this release (MAJOR.MINOR.PATCH, with or without v).")
 	f.BoolVar(&o.Offline, "offline", false, "With --crossplane-version: read no registry (the packages' Crossplane constraints are then not checked).")
@@ -126,6 +127,9 @@ func (o *DoctorOptions) Validate() error {
 	}
 	if !o.Fix && (o.Yes || o.DryRun != dryRunNone || o.Backup != "") {
 		return &exit.UsageError{Err: errors.New("--yes, --dry-run and --backup go with --fix"), Hint: "See 'kubectl xpkg doctor --help' for usage."}
+	}
+	if err := checkBackup(o.Backup); err != nil {
+		return err
 	}
 	if o.Fix && o.CrossplaneVersion != "" {
 		return &exit.UsageError{Err: errors.New("--fix repairs the cluster as it is: check a Crossplane upgrade (--crossplane-version) apart"), Hint: "See 'kubectl xpkg doctor --help' for usage."}

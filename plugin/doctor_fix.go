@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/extract"
 )
 
@@ -77,7 +78,8 @@ func (o *DoctorOptions) confirm(steps int) bool {
 }
 
 // backup saves every object the repair changes to a new file, written
-// whole or not at all, before anything is changed. A server dry run
+// whole or not at all, before anything is changed. It never replaces
+// anything: an earlier backup, a kubeconfig, a device. A server dry run
 // changes nothing and saves nothing.
 func (o *DoctorOptions) backup(ctx context.Context, d *action.Doctor, rep *action.Report) error {
 	if o.DryRun == dryRunServer {
@@ -87,9 +89,9 @@ func (o *DoctorOptions) backup(ctx context.Context, d *action.Doctor, rep *actio
 	if path == "" {
 		path = "doctor-backup-" + time.Now().UTC().Format("20060102T150405Z") + ".yaml"
 	}
-	f, err := extract.CreateFile(path)
+	f, err := extract.CreateNewFile(path)
 	if err != nil {
-		return fmt.Errorf("write the backup: %w; nothing was changed", err)
+		return backupError(path, err)
 	}
 	defer f.Abort()
 	n, err := d.Backup(ctx, rep, f)
@@ -97,7 +99,7 @@ func (o *DoctorOptions) backup(ctx context.Context, d *action.Doctor, rep *actio
 		err = f.Commit()
 	}
 	if err != nil {
-		return fmt.Errorf("write the backup %s: %w; nothing was changed", path, err)
+		return backupError(path, err)
 	}
 	rep.Repair.Backup = path
 	fmt.Fprintf(o.root.IOStreams.ErrOut, "Saved the %d object(s) the repair changes to %s (kubectl apply -f %s puts them back)\n", n, path, path)
@@ -132,4 +134,27 @@ func (o *DoctorOptions) repair(ctx context.Context, d *action.Doctor, rep *actio
 		return err
 	}
 	return doctorStatus(after)
+}
+
+// checkBackup refuses a --backup that names anything already there,
+// before doctor reads or changes anything (backup checks again as it
+// writes, and never replaces what appeared meanwhile).
+func checkBackup(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := extract.CheckNew(path); err != nil {
+		return backupError(path, err)
+	}
+	return nil
+}
+
+// backupError says why the backup could not be written; a path already
+// taken is a usage error that names the way out.
+func backupError(path string, err error) error {
+	var taken *extract.ExistsError
+	if errors.As(err, &taken) {
+		return &exit.UsageError{Err: fmt.Errorf("the backup file %s exists already (%s): a backup never replaces anything; name a new file with --backup, or move it away; nothing was changed", path, taken.What)}
+	}
+	return fmt.Errorf("write the backup %s: %w; nothing was changed", path, err)
 }

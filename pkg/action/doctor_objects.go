@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/releases"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
@@ -113,7 +114,7 @@ func lazyVersion(ctx context.Context, c *cluster.Cluster, namespace string) func
 // versionIn reports whether version is known and at least from and below
 // before ("" for no bound), pre-releases of a bound counted with it.
 func versionIn(version, from, before string) bool {
-	v, err := semver.NewVersion(version)
+	v, err := releases.Parse(version)
 	if err != nil {
 		return false
 	}

@@ -48,8 +48,8 @@ type move struct {
 	ns       string
 }
 
-func (m *move) targetName() string  { return "v" + m.target.String() }
-func (m *move) runningName() string { return "v" + m.running.String() }
+func (m *move) targetName() string  { return releases.Name(m.target) }
+func (m *move) runningName() string { return releases.Name(m.running) }
 
 // renames tells whether the target names revisions otherwise than the
 // running release: then every package gets a new revision.
@@ -75,7 +75,7 @@ func (d *Doctor) checkRelease(ctx context.Context, c *cluster.Cluster, s *state,
 		unread(runningUnread(err, m.ns))
 	} else {
 		m.runningRaw, rep.Crossplane.Running = raw, raw
-		if v, err := semver.NewVersion(raw); err == nil {
+		if v, err := releases.Parse(raw); err == nil {
 			m.running, m.from = v, releases.Find(v)
 			rep.Crossplane.Running = m.runningName()
 		}

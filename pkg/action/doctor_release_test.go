@@ -110,6 +110,23 @@ func TestDoctorReleaseHeading(t *testing.T) {
 	}
 }
 
+// TestDoctorReleaseRunningAsTheChartRecordsIt: the running release is
+// the image's tag, which an image.tag value may set apart from the
+// chart's label; pinned by digest alone, the chart's label (no v).
+func TestDoctorReleaseRunningAsTheChartRecordsIt(t *testing.T) {
+	const digest = "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct{ label, image, want string }{
+		{"2.4.2", "registry.example.org:5000/crossplane/crossplane:v2.4.1", "v2.4.1"},
+		{"2.4.1", "xpkg.crossplane.io/crossplane/crossplane" + digest, "v2.4.1"},
+		{"2.4.1", "xpkg.crossplane.io/crossplane/crossplane:v2.4.1" + digest, "v2.4.1"},
+	} {
+		r, _ := releaseDoctor(t, "v2.4.2", true, chartDeployment(tc.label, tc.image))
+		if r.Crossplane == nil || r.Crossplane.Running != tc.want {
+			t.Errorf("label %s, image %s: running %+v, want %s (unread %v)", tc.label, tc.image, r.Crossplane, tc.want, r.Unread)
+		}
+	}
+}
+
 // TestDoctorReleaseRunningUnread: no Crossplane Deployment is a read that
 // failed (exit 1), said with --crossplane-namespace; what needs no running
 // release is still checked.

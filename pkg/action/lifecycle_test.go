@@ -390,8 +390,14 @@ func TestCrossplaneVersionFromItsDeployment(t *testing.T) {
 	if v, _ := c.CrossplaneVersion(context.Background(), "crossplane-system"); v != "v2.3.4" {
 		t.Errorf("version from the image: %q", v)
 	}
+	// The tag that runs decides over the chart's label.
 	dep.SetLabels(map[string]string{"app.kubernetes.io/version": "2.3.5"})
-	if v, _ := fakeCluster(t, dep).CrossplaneVersion(context.Background(), "crossplane-system"); v != "2.3.5" {
+	if v, _ := fakeCluster(t, dep).CrossplaneVersion(context.Background(), "crossplane-system"); v != "v2.3.4" {
+		t.Errorf("version from the image beside the label: %q", v)
+	}
+	// An image pinned by digest alone: the label, as the chart writes it.
+	_ = unstructured.SetNestedSlice(dep.Object, []any{map[string]any{"name": "crossplane", "image": "xpkg.crossplane.io/crossplane/crossplane@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}}, "spec", "template", "spec", "containers")
+	if v, _ := fakeCluster(t, dep).CrossplaneVersion(context.Background(), "crossplane-system"); v != "v2.3.5" {
 		t.Errorf("version from the label: %q", v)
 	}
 	if v, err := fakeCluster(t).CrossplaneVersion(context.Background(), "crossplane-system"); v != "" || !apierrors.IsNotFound(err) {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/releases"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
@@ -105,7 +106,7 @@ var renameReleases = []string{"v2.3", "v2.4"}
 // another release may hand objects over otherwise.
 func releaseFinding(rp *RenamePlan) []Finding {
 	v := rp.Crossplane
-	if v != "" && slices.ContainsFunc(renameReleases, func(minor string) bool { return v == minor || strings.HasPrefix(v, minor+".") }) {
+	if r, err := releases.Parse(v); err == nil && slices.Contains(renameReleases, fmt.Sprintf("v%d.%d", r.Major(), r.Minor())) {
 		return nil
 	}
 	what := "the running Crossplane's version could not be read (its Deployment crossplane, --crossplane-namespace)"

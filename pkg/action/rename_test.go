@@ -130,6 +130,52 @@ func TestRenamePlanRefuses(t *testing.T) {
 	}
 }
 
+// chartDeployment is the Deployment Crossplane's Helm chart installs:
+// labelled with the chart's appVersion (no v; "" no label), its container
+// and init container running image ("" none).
+func chartDeployment(label, image string) *unstructured.Unstructured {
+	u := crossplaneDeployment(label)
+	if label == "" {
+		u.SetLabels(nil)
+	}
+	if image != "" {
+		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "crossplane-init", "image": image}}, "spec", "template", "spec", "initContainers")
+		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "crossplane", "image": image}}, "spec", "template", "spec", "containers")
+	}
+	return u
+}
+
+// TestRenamePlanReadsTheReleaseAsClustersRecordIt: the release is read as
+// Crossplane's Helm chart records it (a label without v, the image tag
+// with one), also behind a mirror or pinned by digest.
+func TestRenamePlanReadsTheReleaseAsClustersRecordIt(t *testing.T) {
+	const digest = "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct {
+		name, label, image, want string
+		refused                  bool
+	}{
+		{"the chart's Deployment", "2.4.2", "xpkg.crossplane.io/crossplane/crossplane:v2.4.2", "v2.4.2", false},
+		{"the chart's label alone", "2.4.2", "", "v2.4.2", false},
+		{"a mirror with a port", "", "mirror.example.com:5000/crossplane/crossplane:v2.3.4", "v2.3.4", false},
+		{"a tag pinned by digest", "", "xpkg.crossplane.io/crossplane/crossplane:v2.4.1" + digest, "v2.4.1", false},
+		{"a digest alone: the label decides", "2.3.4", "xpkg.crossplane.io/crossplane/crossplane" + digest, "v2.3.4", false},
+		{"another release", "2.5.0", "xpkg.crossplane.io/crossplane/crossplane:v2.5.0", "v2.5.0", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := customFamily()
+			objs[len(objs)-1] = chartDeployment(tc.label, tc.image)
+			rp := renamePlan(t, "", objs...)
+			f := findings(rp.Plan, RuleRenameRelease)
+			if rp.Crossplane != tc.want || (len(f) > 0) != tc.refused {
+				t.Errorf("release %q, %s findings %+v; want %q, refused %v", rp.Crossplane, RuleRenameRelease, f, tc.want, tc.refused)
+			}
+			if tc.refused && (len(f) != 1 || !strings.Contains(f[0].Message, "Crossplane "+tc.want+" runs")) {
+				t.Errorf("refusal %+v", f)
+			}
+		})
+	}
+}
+
 // TestRenameNothingToDo: a package with the resolver's name has nothing
 // to do.
 func TestRenameNothingToDo(t *testing.T) {

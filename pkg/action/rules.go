@@ -10,6 +10,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/releases"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
@@ -168,7 +169,7 @@ func runtimeRestartFinding(p *installed.Package, run *installed.Revision, manual
 // fromV24 reports whether a Crossplane version is v2.4 or later, and
 // whether that is known at all.
 func fromV24(version string) (v24, known bool) {
-	v, err := semver.NewVersion(version)
+	v, err := releases.Parse(version)
 	if err != nil {
 		return false, false
 	}

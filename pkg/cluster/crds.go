@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/releases"
 )
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -195,10 +195,12 @@ var deploymentResource = schema.GroupVersionResource{Group: "apps", Version: "v1
 
 // CrossplaneVersion finds the running Crossplane's version the way an
 // operator would: the Deployment "crossplane" in its namespace, by its
-// app.kubernetes.io/version label (Crossplane's Helm chart sets it), else
-// by its image's tag. "" with the reason when it cannot: the Deployment
-// could not be read (not found, forbidden: the error says which) or names
-// no version. While the cluster is shared (Share) a version read is kept.
+// image's tag, else its app.kubernetes.io/version label (Crossplane's Helm
+// chart sets both), as releases.Running reads them: "v2.4.2" also where
+// the chart labels it "2.4.2". "" with the reason when it cannot: the
+// Deployment could not be read (not found, forbidden: the error says
+// which) or names no version. While the cluster is shared (Share) a
+// version read is kept.
 func (c *Cluster) CrossplaneVersion(ctx context.Context, namespace string) (string, error) {
 	if c.shared == nil {
 		return c.crossplaneVersion(ctx, namespace)
@@ -230,17 +232,18 @@ func (c *Cluster) crossplaneVersion(ctx context.Context, namespace string) (stri
 	if err != nil {
 		return "", err
 	}
-	if v := u.GetLabels()["app.kubernetes.io/version"]; v != "" {
-		return v, nil
-	}
-	containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-	for _, ct := range containers {
-		m, _ := ct.(map[string]any)
-		if image, _ := m["image"].(string); image != "" {
-			if v := reference.Version(image); v != "" {
-				return v, nil
+	var images []string
+	for _, field := range []string{"containers", "initContainers"} {
+		containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", field)
+		for _, ct := range containers {
+			m, _ := ct.(map[string]any)
+			if image, _ := m["image"].(string); image != "" {
+				images = append(images, image)
 			}
 		}
 	}
-	return "", fmt.Errorf("deployment %s/crossplane has no app.kubernetes.io/version label and no image tag", namespace)
+	if v, ok := releases.Running(u.GetLabels(), images); ok {
+		return v, nil
+	}
+	return "", fmt.Errorf("deployment %s/crossplane names no version: no image tag and no %s label", namespace, releases.VersionLabel)
 }

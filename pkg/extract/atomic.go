@@ -14,6 +14,8 @@ type File struct {
 	*os.File
 	target string
 	done   bool
+	// exclusive: Commit never replaces the target (CreateNewFile).
+	exclusive bool
 }
 
 // CreateFile starts writing path.
@@ -41,6 +43,9 @@ func (f *File) Commit() error {
 	if err := os.Chmod(f.Name(), creationMode(0o666)); err != nil {
 		os.Remove(f.Name())
 		return err
+	}
+	if f.exclusive {
+		return publishNew(f.Name(), f.target)
 	}
 	if err := os.Rename(f.Name(), f.target); err != nil {
 		os.Remove(f.Name())
