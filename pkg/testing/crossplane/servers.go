@@ -63,7 +63,7 @@ func (c *Crossplane) startCore(ctx context.Context, o Options) error {
 		if err != nil {
 			return nil, err
 		}
-		return p, p.WaitReady(ctx, time.Minute, func(ctx context.Context) bool {
+		return p, p.WaitReady(ctx, testenv.StartBound, func(ctx context.Context) bool {
 			return testenv.HTTPOK(ctx, httpc, "http://127.0.0.1:"+health+"/readyz")
 		})
 	})
@@ -96,7 +96,7 @@ func (c *Crossplane) startControllerManager(ctx context.Context, o Options) erro
 		if err != nil {
 			return nil, err
 		}
-		return p, p.WaitReady(ctx, time.Minute, func(ctx context.Context) bool {
+		return p, p.WaitReady(ctx, testenv.StartBound, func(ctx context.Context) bool {
 			return testenv.HTTPOK(ctx, httpc, "https://127.0.0.1:"+port+"/healthz")
 		})
 	})

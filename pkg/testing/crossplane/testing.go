@@ -25,7 +25,7 @@ var shared struct {
 const DirEnvVar = "XPKG_CROSSPLANE_DIR"
 
 // startTimeout bounds init, the servers' start-up and the registry setup.
-const startTimeout = 3 * time.Minute
+const startTimeout = 3 * testenv.StartBound
 
 // Get returns the package manager of this test binary, running against env,
 // started the first time a test asks and stopped after the last test (the

@@ -54,7 +54,7 @@ func startEtcd(ctx context.Context, dir, bin string, detached bool) (*process, [
 			return nil, err
 		}
 		httpc := &http.Client{Timeout: time.Second}
-		return p, p.waitReady(ctx, 30*time.Second, func(ctx context.Context) bool {
+		return p, p.waitReady(ctx, StartBound, func(ctx context.Context) bool {
 			return httpOK(ctx, httpc, client+"/health")
 		})
 	})
@@ -132,7 +132,7 @@ func startAPIServer(ctx context.Context, dir, bin, etcdURL string, f *apiserverF
 		if err != nil {
 			return nil, err
 		}
-		return p, p.waitReady(ctx, 90*time.Second, func(ctx context.Context) bool {
+		return p, p.waitReady(ctx, StartBound, func(ctx context.Context) bool {
 			return httpOK(ctx, httpc, url+"/readyz")
 		})
 	})

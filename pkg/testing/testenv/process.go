@@ -10,6 +10,12 @@ import (
 // an environment (the real Crossplane, kube-controller-manager) follow the
 // same lifetime rules as the environment's own servers.
 
+// StartBound bounds how long a server may take to become ready. It is
+// generous: it only runs out when a server is broken, never because the
+// machine is loaded (several environments start at once under make test,
+// beside the tests of other packages).
+const StartBound = 5 * time.Minute
+
 // Command describes a server for StartProcess.
 type Command struct {
 	// Name names the log file (<Dir>/<Name>.log) and the server in errors.

@@ -83,7 +83,7 @@ func startRegistry(ctx context.Context, dir, bin string, detached bool) (*proces
 			return nil, err
 		}
 		httpc := &http.Client{Timeout: time.Second}
-		return p, p.waitReady(ctx, 30*time.Second, func(ctx context.Context) bool {
+		return p, p.waitReady(ctx, StartBound, func(ctx context.Context) bool {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+reg.Host+"/v2/", nil)
 			resp, err := httpc.Do(req)
 			if err != nil {

@@ -57,7 +57,7 @@ func (e *Env) StopAPIServer() (start func(context.Context) error, err error) {
 		if err != nil {
 			return err
 		}
-		return p.waitReady(ctx, 90*time.Second, func(ctx context.Context) bool {
+		return p.waitReady(ctx, StartBound, func(ctx context.Context) bool {
 			return httpOK(ctx, client, e.APIServer+"/readyz")
 		})
 	}, nil

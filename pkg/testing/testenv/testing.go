@@ -8,7 +8,6 @@ import (
 	"os"
 	"sync"
 	"testing"
-	"time"
 )
 
 // harness is the environment of one test binary, set up by Main.
@@ -70,7 +69,7 @@ func startPrivate() (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*StartBound)
 	defer cancel()
 	env, err := Start(ctx, Options{Dir: dir, BinDir: bin, CrossplaneVersion: os.Getenv("XPKG_CROSSPLANE_VERSION")})
 	if err != nil {
