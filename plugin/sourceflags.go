@@ -41,9 +41,9 @@ func (f *SourceFlags) AddRegistryFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.NoImageConfig, "no-image-config", false, "Read packages as written, without the cluster's ImageConfigs (their image rewrites and pull secrets), which are otherwise applied as Crossplane's package manager applies them.")
 	fs.StringVar(&f.Registry, "registry", "", fmt.Sprintf("Registry for package references that name none (default $%s, else %s).", source.RegistryEnvVar, source.DefaultRegistry))
 	fs.BoolVar(&f.Insecure, "insecure", false, "Allow plain HTTP and unverified TLS to registries that are not on loopback.")
-	fs.IntVar(&f.Retry.Attempts, "retries", source.DefaultRetry.Attempts, "Times to retry a registry request after a transient fault (5xx, 429, a reset or stalled connection); 4xx answers are never retried.")
-	fs.DurationVar(&f.Retry.MaxTime, "retry-timeout", source.DefaultRetry.MaxTime, "Longest time one registry request may take, retries and waits (Retry-After included) counted.")
-	fs.DurationVar(&f.Retry.Stall, "stall-timeout", source.DefaultRetry.Stall, "How long a registry connection may send nothing before it counts as a fault (and is retried, or resumed mid-blob).")
+	fs.IntVar(&f.Retry.Attempts, "retries", source.DefaultRetry.Attempts, "Times to retry a registry request after a transient fault (5xx, 429, a reset, stalled or too slow connection); 4xx answers and redirect loops are never retried.")
+	fs.DurationVar(&f.Retry.MaxTime, "retry-timeout", source.DefaultRetry.MaxTime, "Longest time one registry request may take, its redirects, retries, waits (Retry-After included) and answer's body counted; a body earns a second more for every 4 KiB it brings.")
+	fs.DurationVar(&f.Retry.Stall, "stall-timeout", source.DefaultRetry.Stall, "How long a registry connection may send nothing, or less than 4 KiB a second over that long, before it counts as a fault (and is retried, or resumed mid-blob).")
 }
 
 // Options turns the flags into source options and parse limits.

@@ -334,6 +334,10 @@ func (m *mirrorResolver) meta(ref string) (*xpkg.Meta, error) {
 		return nil, err
 	}
 	mr := m.cl.meta(reference.Repository(ref) + "@" + d)
+	if err := m.ctx.Err(); err != nil && mr.meta == nil {
+		// Interrupted: nothing is known of the package.
+		return nil, fmt.Errorf("%s was not read: %w", ref, err)
+	}
 	if mr.meta == nil {
 		if mr.err == "" {
 			return nil, fmt.Errorf("%s is a legacy package without dependencies the mirror can read; mirror it by itself", ref)

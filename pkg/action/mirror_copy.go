@@ -60,7 +60,11 @@ func (e *MirrorError) Error() string {
 	if len(e.Failed) > 1 {
 		more = fmt.Sprintf(" (and %d more)", len(e.Failed)-1)
 	}
-	return fmt.Sprintf("%d of %d package(s) not mirrored: %s: %s%s; run the command again to finish (what is there is not sent again)", len(e.Failed), e.Total, f.Package.Ref(), exit.Message(f.Err), more)
+	next := "run the command again to finish (what is there is not sent again)"
+	if ocicopy.CorruptSource(f.Err) {
+		next = "a run again fails the same way until the source serves the content its digest names"
+	}
+	return fmt.Sprintf("%d of %d package(s) not mirrored: %s: %s%s; %s", len(e.Failed), e.Total, f.Package.Ref(), exit.Message(f.Err), more, next)
 }
 
 // Run copies the plan's packages, Jobs at once, each verified at its

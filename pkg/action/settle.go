@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
@@ -236,9 +237,32 @@ func readMetaAt(ctx context.Context, read string, so source.Options, limits xpkg
 	if limits == (xpkg.Limits{}) {
 		limits = xpkg.DefaultLimits
 	}
-	meta, err := xpkg.ReadMeta(p.Stream(), limits)
-	if err != nil {
-		return metaRead{err: "is not a package Crossplane can install: " + exit.Message(err)}
+	stream := &readFault{r: p.Stream()}
+	meta, err := xpkg.ReadMeta(stream, limits)
+	switch {
+	case err == nil:
+		return metaRead{meta: meta}
+	case ctx.Err() != nil:
+		return metaRead{err: "cannot be read: interrupted"}
+	case stream.err != nil:
+		// The registry failed the read (a stall, a source too slow, bytes
+		// unlike the digest): no verdict on the package.
+		return metaRead{err: "cannot be read: " + exit.Message(err)}
 	}
-	return metaRead{meta: meta}
+	return metaRead{err: "is not a package Crossplane can install: " + exit.Message(err)}
+}
+
+// readFault keeps the error of a read of r, which tells a source that
+// failed from content that is wrong.
+type readFault struct {
+	r   io.Reader
+	err error
+}
+
+func (f *readFault) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && err != io.EOF && f.err == nil {
+		f.err = err
+	}
+	return n, err
 }

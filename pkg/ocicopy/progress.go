@@ -64,11 +64,12 @@ type readCloser struct {
 
 // openVerified opens a blob of r, checked against its descriptor as it is
 // read (a stream that ends without error is the blob), and reported to
-// report (may be nil). p, when not nil, is what cancels the report.
-func openVerified(ctx context.Context, r reader, d v1.Descriptor, report func(int64)) (io.ReadCloser, *progress, error) {
+// report (may be nil). p, when not nil, is what cancels the report. What
+// fails in the stream is a *SourceError, and the reader keeps it.
+func openVerified(ctx context.Context, r reader, d v1.Descriptor, report func(int64)) (*sourceReader, *progress, error) {
 	rc, checked, err := r.blob(ctx, d)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, &SourceError{Source: r.name(), Blob: d.Digest, Err: err}
 	}
 	var vr io.Reader = &sizedReader{r: rc, left: d.Size, d: d}
 	if !checked {
@@ -77,11 +78,12 @@ func openVerified(ctx context.Context, r reader, d v1.Descriptor, report func(in
 			return nil, nil, err
 		}
 	}
-	if report == nil {
-		return readCloser{vr, rc}, nil, nil
+	var p *progress
+	if report != nil {
+		p = &progress{report: report}
+		vr = progressReader{vr, p}
 	}
-	p := &progress{report: report}
-	return readCloser{progressReader{vr, p}, rc}, p, nil
+	return &sourceReader{ReadCloser: readCloser{vr, rc}, src: r.name(), d: d}, p, nil
 }
 
 // sizedReader fails a stream, checked against its digest elsewhere, that

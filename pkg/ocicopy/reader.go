@@ -28,6 +28,8 @@ type reader interface {
 	// checked against the digest already (a registry's, as it is read),
 	// so that only its size is left to bound.
 	blob(ctx context.Context, d v1.Descriptor) (rc io.ReadCloser, checked bool, err error)
+	// name names the source in errors.
+	name() string
 }
 
 // registryReader reads a registry through the plugin's options, and the
@@ -47,6 +49,8 @@ func newRegistryReader(ctx context.Context, ref name.Reference, o source.Options
 	}
 	return &registryReader{ref: ref, puller: p}, nil
 }
+
+func (r *registryReader) name() string { return r.ref.Name() }
 
 // resolve asks for the digest a tag names now with HEAD, which costs no
 // manifest: a copy that finds it at the destination ends there. Children
@@ -103,6 +107,8 @@ type layoutReader struct {
 	root  v1.Hash
 	limit int64
 }
+
+func (r *layoutReader) name() string { return r.dir + "@" + r.root.String() }
 
 // resolve finds the root in index.json for its media type; an entry not
 // listed there (a child manifest) is read for what it is.

@@ -125,6 +125,11 @@ func (c *Copier) sendBlobs(ctx context.Context, r reader, p *remote.Pusher, repo
 			l := &blobLayer{ctx: gctx, r: r, d: d, report: c.OnProgress}
 			if err := p.Upload(gctx, repo, l); err != nil {
 				l.cancel()
+				if se := l.fault(); se != nil {
+					// The upload failed on what the source sent: the
+					// destination is not to blame.
+					return se
+				}
 				return fmt.Errorf("blob %s: %w", d.Digest, err)
 			}
 			mu.Lock()
@@ -170,19 +175,38 @@ type blobLayer struct {
 	mu    sync.Mutex
 	opens int
 	p     *progress
+	// read is the latest stream opened; failed the source's fault met
+	// opening one.
+	read   *sourceReader
+	failed *SourceError
 }
 
 func (l *blobLayer) Compressed() (io.ReadCloser, error) {
 	rc, p, err := openVerified(l.ctx, l.r, l.d, l.report)
-	if err != nil {
-		return nil, err
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err != nil {
+		var se *SourceError
+		if errors.As(err, &se) && l.failed == nil {
+			l.failed = se
+		}
+		return nil, err
+	}
 	l.p.cancel() // a body sent again (after a redirect) counts once
 	l.p = p
+	l.read = rc
 	l.opens++
 	return rc, nil
+}
+
+// fault is the source's fault the upload met, if any.
+func (l *blobLayer) fault() *SourceError {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.failed != nil {
+		return l.failed
+	}
+	return l.read.fault()
 }
 
 func (l *blobLayer) opened() bool {

@@ -90,7 +90,13 @@ func (c *Copier) writeBlobs(ctx context.Context, r reader, l *Layout, blobs []v1
 	var res Result
 	for _, d := range blobs {
 		g.Go(func() error {
-			open := func() (io.ReadCloser, *progress, error) { return openVerified(gctx, r, d, c.OnProgress) }
+			open := func() (io.ReadCloser, *progress, error) {
+				rc, p, err := openVerified(gctx, r, d, c.OnProgress)
+				if err != nil {
+					return nil, nil, err
+				}
+				return rc, p, nil
+			}
 			sent, err := l.writeBlob(gctx, d, open)
 			if err != nil {
 				return fmt.Errorf("blob %s: %w", d.Digest, err)

@@ -25,6 +25,8 @@ func (f fakeReader) blob(context.Context, v1.Descriptor) (io.ReadCloser, bool, e
 	return nil, false, fmt.Errorf("no blobs")
 }
 
+func (f fakeReader) name() string { return "fake" }
+
 func label(s string) v1.Hash {
 	return v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%064x", s)[:64]}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -89,7 +90,7 @@ func readLayer(l *openedLayer, info Info, what string) (*Package, error) {
 	case err == nil:
 		info.Format = FormatStream
 		return &Package{Info: info, stream: stream, close: l.close, finish: func() error {
-			return errors.Join(s.finish(), l.finish())
+			return joinDistinct(s.finish(), l.finish())
 		}}, nil
 	case !errors.Is(err, io.EOF):
 		return nil, err
@@ -132,6 +133,18 @@ func (p *Package) readWhole() (*Package, error) {
 	p.stream, p.finish = spool, func() error { return nil }
 	p.close = func() error { return errors.Join(spool.Close(), closeLayer()) }
 	return p, nil
+}
+
+// joinDistinct joins errors, each message once: a source that fails the
+// read of the rest of a layer fails its scan and its check alike.
+func joinDistinct(errs ...error) error {
+	var out []error
+	for _, err := range errs {
+		if err != nil && !slices.ContainsFunc(out, func(o error) bool { return o.Error() == err.Error() }) {
+			out = append(out, err)
+		}
+	}
+	return errors.Join(out...)
 }
 
 func seen(names []string) string {

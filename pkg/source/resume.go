@@ -20,8 +20,10 @@ type resumingBody struct {
 	b    *budget
 	body *attemptBody
 	read int64
-	// cause is the fault that broke the current body; err ends reading.
+	// cause is the fault that broke the current body; first the first
+	// fault; err ends reading.
 	cause error
+	first error
 	err   error
 }
 
@@ -35,7 +37,7 @@ func (r *resumingBody) Read(p []byte) (int, error) {
 				return 0, r.err
 			}
 		}
-		n, err := r.body.read(p, r.t.retry.Stall)
+		n, err := r.body.Read(p)
 		r.read += int64(n)
 		switch {
 		case err == nil || errors.Is(err, io.EOF):
@@ -45,6 +47,9 @@ func (r *resumingBody) Read(p []byte) (int, error) {
 			return n, err
 		}
 		r.cause = err
+		if r.first == nil {
+			r.first = err
+		}
 		if n > 0 {
 			return n, nil
 		}
@@ -58,12 +63,12 @@ func (r *resumingBody) resume() error {
 	r.body.Close()
 	wait, retry := r.t.judge(nil, r.cause, r.b)
 	if !retry {
-		return fmt.Errorf("%w after %d bytes", spent(r.cause, r.b), r.read)
+		return r.giveUp(r.cause)
 	}
 	if err := r.t.sleep(r.req.Context(), wait); err != nil {
 		return err
 	}
-	r.b.attempt++
+	r.b.retried()
 	req := r.req.Clone(r.req.Context())
 	req.Header.Set("Range", fmt.Sprintf("bytes=%d-", r.read))
 	resp, err := r.t.try(req, r.b)
@@ -73,7 +78,7 @@ func (r *resumingBody) resume() error {
 		resp, err = r.t.try(r.req, r.b)
 	}
 	if err != nil {
-		return fmt.Errorf("resume after %d bytes: %w", r.read, err)
+		return r.giveUp(err)
 	}
 	body := resp.Body.(*attemptBody)
 	switch {
@@ -81,7 +86,7 @@ func (r *resumingBody) resume() error {
 	case resp.StatusCode == http.StatusOK:
 		if _, err := io.CopyN(io.Discard, body, r.read); err != nil {
 			body.Close()
-			return fmt.Errorf("resume after %d bytes: %w", r.read, err)
+			return r.giveUp(err)
 		}
 	default:
 		body.Close()
@@ -89,4 +94,14 @@ func (r *resumingBody) resume() error {
 	}
 	r.body, r.cause = body, nil
 	return nil
+}
+
+// giveUp is the error that ends the body: the fault and the tries it
+// took, and the first fault when the time ran out on a later try.
+func (r *resumingBody) giveUp(err error) error {
+	var over *overTimeError
+	if errors.As(err, &over) && r.first != nil && !errors.As(r.first, &over) {
+		return fmt.Errorf("%w; then the retry time-out of %s ran out (after %d tries, %d bytes)", r.first, over.max, r.b.tries(), r.read)
+	}
+	return fmt.Errorf("%w after %d bytes", spent(err, r.b), r.read)
 }

@@ -15,21 +15,27 @@ import (
 
 // Retry bounds how registry reads ride out transient faults: 5xx answers,
 // 429 (waiting as long as Retry-After asks, within the budget), connections
-// reset or stalled, also in the middle of a blob, which is then resumed
-// where it broke off. Other 4xx answers are never retried.
+// reset, stalled or too slow, also in the middle of a blob, which is then
+// resumed where it broke off. Other 4xx answers are never retried, nor are
+// redirect loops.
 type Retry struct {
 	// Attempts is how many times one request is retried after its first try.
 	Attempts int
-	// MaxTime bounds the time one request may spend, retries and waits
-	// included.
+	// MaxTime bounds the time one request may spend: the redirects it
+	// follows, its retries and waits, and its answer's body, which earns a
+	// second more for every MinRate bytes it brings.
 	MaxTime time.Duration
 	// Stall is how long a request may go without a byte before it counts as
-	// a fault.
+	// a fault; over each Stall of waiting, a body must also bring MinRate
+	// bytes a second.
 	Stall time.Duration
+	// MinRate is the floor rate of a body, in bytes a second; 0 means
+	// DefaultRetry's.
+	MinRate int64
 }
 
 // DefaultRetry is what the flags default to.
-var DefaultRetry = Retry{Attempts: 4, MaxTime: 2 * time.Minute, Stall: 30 * time.Second}
+var DefaultRetry = Retry{Attempts: 4, MaxTime: 2 * time.Minute, Stall: 30 * time.Second, MinRate: 4 << 10}
 
 // retryTransport retries GET and HEAD requests, which have no body and so
 // can be sent again.
@@ -55,26 +61,22 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// budget is one request's retry allowance.
-type budget struct {
-	attempt  int
-	deadline time.Time
-}
-
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	b, err := t.budgetFor(req)
+	if err != nil {
+		return nil, err
+	}
 	if req.Method != http.MethodGet && req.Method != http.MethodHead || req.Body != nil && req.Body != http.NoBody {
 		return t.next.RoundTrip(req)
 	}
-	b := &budget{deadline: time.Now().Add(t.retry.MaxTime)}
 	resp, err := t.try(req, b)
 	if err != nil {
 		return resp, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		// An error answer's body is read whole by whoever reports it: a
-		// registry that stalls or trickles it must not hang them.
-		body := resp.Body.(*attemptBody)
-		body.deadline = b.deadline
+		// An error answer's body is read whole by whoever reports it: at
+		// most a MiB of it.
+		body := resp.Body
 		resp.Body = struct {
 			io.Reader
 			io.Closer
@@ -92,7 +94,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // a client error, or the last fault once the budget is spent.
 func (t *retryTransport) try(req *http.Request, b *budget) (*http.Response, error) {
 	for {
-		resp, err := t.send(req)
+		resp, err := t.send(req, b)
 		wait, retry := t.judge(resp, err, b)
 		if !retry {
 			return resp, spent(err, b)
@@ -104,37 +106,43 @@ func (t *retryTransport) try(req *http.Request, b *budget) (*http.Response, erro
 		if err := t.sleep(req.Context(), wait); err != nil {
 			return nil, err
 		}
-		b.attempt++
+		b.retried()
 	}
 }
 
 // spent notes how many tries a failure took.
 func spent(err error, b *budget) error {
-	if err == nil || b.attempt == 0 {
+	if err == nil || b.tries() == 1 {
 		return err
 	}
-	return fmt.Errorf("%w (after %d tries)", err, b.attempt+1)
+	return fmt.Errorf("%w (after %d tries)", err, b.tries())
 }
 
-// send is one try, which a stall before the answer's headers ends. The
-// answer's body is an attemptBody, which a stall can end too.
-func (t *retryTransport) send(req *http.Request) (*http.Response, error) {
-	ctx, cancel := context.WithCancelCause(req.Context())
-	timer := time.AfterFunc(t.retry.Stall, func() { cancel(errStalled) })
+// send is one try, which a stall before the answer's headers ends, or
+// the budget's end. The answer's body is an attemptBody, which they can
+// end too. The budget goes with the request, for the redirects it causes.
+func (t *retryTransport) send(req *http.Request, b *budget) (*http.Response, error) {
+	limit := min(t.retry.Stall, b.left())
+	if limit <= 0 {
+		return nil, errOverTime(b)
+	}
+	ctx, cancel := context.WithCancelCause(context.WithValue(req.Context(), budgetKey{}, b))
+	timer := time.AfterFunc(limit, func() { cancel(errStalled) })
 	resp, err := t.next.RoundTrip(req.Clone(ctx))
 	timer.Stop()
 	if err != nil {
 		cancel(nil)
-		if errors.Is(context.Cause(ctx), errStalled) {
+		switch {
+		case errors.Is(context.Cause(ctx), errStalled) && limit < t.retry.Stall:
+			err = errOverTime(b)
+		case errors.Is(context.Cause(ctx), errStalled):
 			err = fmt.Errorf("%w: no answer in %s", errStalled, t.retry.Stall)
 		}
 		return nil, err
 	}
-	resp.Body = &attemptBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, stall: t.retry.Stall}
+	resp.Body = &attemptBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, b: b, last: time.Now()}
 	return resp, nil
 }
-
-var errStalled = errors.New("the registry stalled")
 
 // judge says whether to retry, and after how long.
 func (t *retryTransport) judge(resp *http.Response, err error, b *budget) (time.Duration, bool) {
@@ -143,16 +151,16 @@ func (t *retryTransport) judge(resp *http.Response, err error, b *budget) (time.
 		return 0, false
 	case err == nil && resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode < 500:
 		return 0, false
-	case b.attempt >= t.retry.Attempts:
+	case b.tries() > t.retry.Attempts:
 		return 0, false
 	}
-	wait := backoff(b.attempt)
+	wait := backoff(b.tries() - 1)
 	if err == nil {
 		if after, ok := retryAfter(resp.Header.Get("Retry-After")); ok {
 			wait = after
 		}
 	}
-	return wait, time.Now().Add(wait).Before(b.deadline)
+	return wait, wait < b.left()
 }
 
 // backoff is 250ms doubled at each attempt, with a little jitter, at most
@@ -189,43 +197,4 @@ func transient(err error) bool {
 	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// attemptBody is the body of one try: closing it releases the try's
-// context, and a stall cancels it.
-type attemptBody struct {
-	io.ReadCloser
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	stall  time.Duration
-	// deadline, when set, bounds the whole body (an error answer's).
-	deadline time.Time
-}
-
-// Read is a read that a stall ends, as every read of a body is: an error
-// answer's too, which whoever reports it reads whole.
-func (a *attemptBody) Read(p []byte) (int, error) { return a.read(p, a.stall) }
-
-func (a *attemptBody) Close() error {
-	err := a.ReadCloser.Close()
-	a.cancel(nil)
-	return err
-}
-
-// read is one Read that a stall of the connection ends with errStalled.
-func (a *attemptBody) read(p []byte, stall time.Duration) (int, error) {
-	limit := stall
-	if !a.deadline.IsZero() {
-		if limit = min(stall, time.Until(a.deadline)); limit <= 0 {
-			a.cancel(errStalled)
-			return 0, fmt.Errorf("%w: its answer took longer than the retry time-out", errStalled)
-		}
-	}
-	timer := time.AfterFunc(limit, func() { a.cancel(errStalled) })
-	n, err := a.ReadCloser.Read(p)
-	timer.Stop()
-	if err != nil && errors.Is(context.Cause(a.ctx), errStalled) {
-		err = fmt.Errorf("%w: no data for %s", errStalled, limit.Round(time.Millisecond))
-	}
-	return n, err
 }

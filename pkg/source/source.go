@@ -77,8 +77,8 @@ type Options struct {
 	// ping and token exchange. Its own credentials and transport apply.
 	Reuse *Reader
 	// Retry bounds the retries of transient registry faults: the zero
-	// Retry means DefaultRetry; otherwise a zero MaxTime or Stall takes
-	// the default's, and Attempts 0 means no retries.
+	// Retry means DefaultRetry; otherwise a zero MaxTime, Stall or
+	// MinRate takes the default's, and Attempts 0 means no retries.
 	Retry Retry
 }
 
@@ -107,6 +107,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Retry.Stall <= 0 {
 		o.Retry.Stall = DefaultRetry.Stall
+	}
+	if o.Retry.MinRate <= 0 {
+		o.Retry.MinRate = DefaultRetry.MinRate
 	}
 	return o
 }

@@ -1,8 +1,9 @@
 // Package faultproxy is an HTTP proxy on 127.0.0.1 that stands in front of
 // a registry, or (StartTLS) an API server, and misbehaves on demand: it
 // answers 5xx or 429 with Retry-After, holds a request back before it
-// forwards it, resets the connection in the middle of a blob, stalls, or
-// corrupts a blob's bytes, for the requests a fault matches. It records
+// forwards it, resets the connection in the middle of a blob, stalls,
+// drips a body byte by byte, redirects a request to itself, or corrupts a
+// blob's bytes, for the requests a fault matches. It records
 // every request, so a test can tell what the client did.
 //
 //	p, _ := faultproxy.Start(registryHost)
@@ -48,6 +49,13 @@ type Fault struct {
 	Stall      time.Duration
 	// Corrupt flips one byte of the body, in its middle.
 	Corrupt bool
+	// Drip forwards the answer's headers (its Content-Length too) and
+	// StallAfter bytes of its body, then the rest one byte every Drip,
+	// until the client goes away: a source that is never quite stalled.
+	Drip time.Duration
+	// RedirectSelf answers 307 with the request's own URL as Location,
+	// instead of forwarding: a redirect loop.
+	RedirectSelf bool
 	// Hold keeps the request back this long before forwarding it (a slow
 	// network or server); a client that gives up meanwhile sees nothing,
 	// and the request is then forwarded only with Land.
@@ -69,7 +77,7 @@ type Fault struct {
 	UntilGone bool
 }
 
-func (f Fault) forwards() bool { return f.Status == 0 }
+func (f Fault) forwards() bool { return f.Status == 0 && !f.RedirectSelf }
 
 // Proxy is a running fault proxy.
 type Proxy struct {
@@ -216,6 +224,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			<-held.C
 		}
 	}
+	if faulty && f.RedirectSelf {
+		scheme := "http://"
+		if p.closeTLS != nil {
+			scheme = "https://"
+		}
+		w.Header().Set("Location", scheme+p.Host+r.URL.RequestURI())
+		w.WriteHeader(http.StatusTemporaryRedirect)
+		return
+	}
 	if faulty && !f.forwards() {
 		if f.RetryAfter != "" {
 			w.Header().Set("Retry-After", f.RetryAfter)
@@ -295,6 +312,23 @@ func (p *Proxy) misbehave(w http.ResponseWriter, resp *http.Response, f Fault, g
 			return
 		}
 		_, _ = io.Copy(w, resp.Body)
+	case f.Drip > 0:
+		_, _ = io.CopyN(w, resp.Body, f.StallAfter)
+		b := make([]byte, 1)
+		for {
+			if _, err := io.ReadFull(resp.Body, b); err != nil {
+				return
+			}
+			if _, err := w.Write(b); err != nil {
+				return
+			}
+			flusher.Flush()
+			select {
+			case <-time.After(f.Drip):
+			case <-gone:
+				return
+			}
+		}
 	case f.Corrupt:
 		body, err := io.ReadAll(resp.Body)
 		if err == nil && len(body) > 0 {
