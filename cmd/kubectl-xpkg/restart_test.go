@@ -55,7 +55,11 @@ func TestInstallWaitSurvivesAPIServerRestart(t *testing.T) {
 	l, env := privateCluster(t)
 	ctx := context.Background()
 	const name = "restart-nop"
-	l.mgr.Manage(name, pkgmanager.Behaviour{Delay: 5 * time.Second})
+	// The package manager answers only once the API server is back (an
+	// answer merely late, 5 s, could come before the restart on a loaded
+	// machine, and the wait would be over before it).
+	gate := make(chan struct{})
+	l.mgr.Manage(name, pkgmanager.Behaviour{Gate: gate})
 
 	x := clitest.New(t).WithEnv(env)
 	run := x.Start("install", "provider", "xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0", name, "--wait=3m")
@@ -68,6 +72,7 @@ func TestInstallWaitSurvivesAPIServerRestart(t *testing.T) {
 	if err := env.RestartAPIServer(ctx, 2*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	close(gate)
 	r := run.Wait().Succeeds(t)
 	contains(t, "install progress", r.Stderr, "Installed=True (ActivePackageRevision)", "Healthy=True (HealthyPackageRevision)")
 }

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,8 +28,18 @@ func TestUpgradeWaitsForTheNewRevision(t *testing.T) {
 	t.Cleanup(func() { x.Run("uninstall", name) })
 	x.Run("install", "provider", old, name, "--wait=60s").Succeeds(t)
 
-	l.mgr.Manage(name, pkgmanager.Behaviour{Delay: 2 * time.Second})
-	r := x.Run("upgrade", name, "--wait=60s").Succeeds(t) // no VERSION: the newest stable above v0.2.1
+	// The package manager answers only once the wait has seen the package
+	// at the new version, the old Healthy=True still on it (not after 2 s,
+	// which a loaded machine may spend before the wait starts: it would
+	// then find the answer there already).
+	gate := make(chan struct{})
+	l.mgr.Manage(name, pkgmanager.Behaviour{Gate: gate})
+	run := x.Start("upgrade", name, "--wait=60s") // no VERSION: the newest stable above v0.2.1
+	eventually(t, "the wait sees the package at the new version", func() bool {
+		return strings.Contains(run.Stderr(), "provider/"+name+": revision "+pkgmanager.RevisionName(name, old)+" (Active) for "+old)
+	})
+	close(gate)
+	r := run.Wait().Succeeds(t)
 	contains(t, "upgrade", r.Stdout, "provider/"+name+" upgraded from v0.2.1 to v0.4.0")
 	newRev := pkgmanager.RevisionName(name, newer)
 	contains(t, "upgrade progress", r.Stderr, "revision "+newRev+" (Active) created")
@@ -111,9 +120,11 @@ func TestUpgradeWaitFailsWhenAnotherWriterMovesThePackage(t *testing.T) {
 	x.Run("install", "provider", first, name, "--wait=60s").Succeeds(t)
 
 	for _, atomic := range []bool{false, true} {
-		// The target never gets healthy, so the wait is still waiting when
-		// the other writer comes, however slow the machine.
-		l.mgr.Manage(name, pkgmanager.Behaviour{Unhealthy: true, Image: newer})
+		// The package manager answers only once the other writer has come
+		// in (an answer merely late, 3 s, could come first on a loaded
+		// machine, and the upgrade would succeed).
+		gate := make(chan struct{})
+		l.mgr.Manage(name, pkgmanager.Behaviour{Gate: gate})
 		// Each round starts from first: the other writer puts it back.
 		target, other := newer, first
 		args := []string{"upgrade", name, target[strings.LastIndex(target, ":")+1:], "--wait=60s", "--force"}
@@ -121,14 +132,11 @@ func TestUpgradeWaitFailsWhenAnotherWriterMovesThePackage(t *testing.T) {
 			args = append(args, "--atomic")
 		}
 		run := x.Start(args...)
-		// Once the upgrade has set its reference, another writer sets theirs.
-		deadline := time.Now().Add(waitBound)
-		for l.packageSource(t, name) != target {
-			if time.Now().After(deadline) {
-				t.Fatal("the upgrade never set its reference")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		// Once the upgrade waits on its reference, another writer sets
+		// theirs.
+		eventually(t, "the upgrade's wait sees the package at its reference", func() bool {
+			return strings.Contains(run.Stderr(), "provider/"+name+": revision "+pkgmanager.RevisionName(name, first)+" (Active) for "+first)
+		})
 		u, err := l.dyn.Resource(providersGVR).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -137,6 +145,7 @@ func TestUpgradeWaitFailsWhenAnotherWriterMovesThePackage(t *testing.T) {
 		if _, err := l.dyn.Resource(providersGVR).Update(context.Background(), u, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		close(gate)
 		r := run.Wait().Fails(t, 4)
 		contains(t, "moved", r.Stderr, "provider/"+name+" now points at "+other+", not at "+target+": someone else changed it while waiting")
 		if src := l.packageSource(t, name); src != other {
@@ -161,13 +170,7 @@ func TestAtomicUpgradeRollsBackWhenInterrupted(t *testing.T) {
 	// newer never gets healthy; what it rolls back to installs healthy.
 	l.mgr.Manage(name, pkgmanager.Behaviour{Unhealthy: true, Image: newer})
 	run := x.Start("upgrade", name, "v0.4.0", "--atomic", "--wait=2m")
-	deadline := time.Now().Add(waitBound)
-	for l.packageSource(t, name) != newer {
-		if time.Now().After(deadline) {
-			t.Fatal("the upgrade never set its reference")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually(t, "the upgrade sets its reference", func() bool { return l.packageSource(t, name) == newer })
 	eventually(t, "the upgrade's wait sees the new revision not healthy", func() bool {
 		return strings.Contains(run.Stderr(), "provider/"+name+": Healthy=False")
 	})

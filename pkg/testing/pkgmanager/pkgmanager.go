@@ -26,7 +26,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -44,8 +43,12 @@ type Behaviour struct {
 	// saying Message (default: its runtime is not ready).
 	Unhealthy bool
 	Message   string
-	// Delay holds the answer back.
-	Delay time.Duration
+	// Gate, when set, holds the answer back until it is closed: a test
+	// closes it once the client is where the answer must find it (its
+	// wait under way, another writer come in), however long a loaded
+	// machine took to get there. (A delay of so many seconds could run
+	// out first.)
+	Gate <-chan struct{}
 	// DependsOn are written to the Lock as the package's dependencies.
 	DependsOn []Dependency
 	// Image, when set, limits Fail and Unhealthy to the package pointing

@@ -34,8 +34,12 @@ func (m *Manager) reconcile(ctx context.Context, o any, again bool) {
 		return
 	}
 	go func() {
-		if b.Delay > 0 {
-			time.Sleep(b.Delay)
+		if b.Gate != nil {
+			select {
+			case <-b.Gate:
+			case <-ctx.Done():
+				return
+			}
 		}
 		// Retry while the API server is away, as a controller would.
 		for ctx.Err() == nil && m.answer(ctx, u, image, b) != nil {
@@ -80,7 +84,7 @@ func (m *Manager) revisionChanged(ctx context.Context, pkgs schema.GroupVersionR
 }
 
 // answer answers the package as u has it (pointing at image), unless its
-// spec has changed since: an answer delayed (Delay, a busy machine) or
+// spec has changed since: an answer held back (Gate, a busy machine) or
 // tried again (the API server away) is for a spec that may be gone, and
 // the package manager answers the present spec, from the event its change
 // brought, not an old one stamped with the present generation.
