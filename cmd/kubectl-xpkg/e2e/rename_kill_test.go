@@ -269,7 +269,18 @@ func (c cluster) waitStep(t *testing.T, name string, step int) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	for ev := range w.ResultChan() {
+	for {
+		var ev watch.Event
+		select {
+		case <-ctx.Done():
+			// Bounded whether or not the watch stream notices the deadline.
+			t.Fatalf("provider/%s did not record step %d within 5 minutes", name, step)
+		case e, open := <-w.ResultChan():
+			if !open {
+				t.Fatalf("provider/%s never recorded step %d (the watch ended)", name, step)
+			}
+			ev = e
+		}
 		u, ok := ev.Object.(*unstructured.Unstructured)
 		if !ok || ev.Type == watch.Deleted {
 			continue
@@ -279,7 +290,6 @@ func (c cluster) waitStep(t *testing.T, name string, step int) {
 			return
 		}
 	}
-	t.Fatalf("provider/%s never recorded step %d", name, step)
 }
 
 const anotherWriter = "another writer"
