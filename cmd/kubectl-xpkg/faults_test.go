@@ -34,7 +34,10 @@ func behindProxy(t *testing.T) (*faultproxy.Proxy, string, *clitest.Test) {
 
 func TestExtractRidesOutRegistryFaults(t *testing.T) {
 	p, ref, x := behindProxy(t)
-	fast := []string{"--retries=3", "--stall-timeout=1s"}
+	// A stall is cut after 5 s: short enough for the stalled case, long
+	// enough that a registry slow to answer on a loaded machine is not
+	// one.
+	fast := []string{"--retries=3", "--stall-timeout=5s"}
 	clean := x.Run(append([]string{"extract", ref}, fast...)...).Succeeds(t).Stdout
 	for _, c := range []struct {
 		name  string
@@ -78,7 +81,9 @@ func TestRegistryFailuresEndInOneLineAndWriteNothing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p.Clear()
 			p.Add(c.fault)
-			r := x.Run("extract", ref, "-o", out+"/", "--retries=2", "--stall-timeout=1s").Fails(t, 1)
+			// The default stall time-out: a slow answer on a loaded
+			// machine must not add a request to the ones counted.
+			r := x.Run("extract", ref, "-o", out+"/", "--retries=2").Fails(t, 1)
 			// At most the "Reading …" line, then the error on one line.
 			lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
 			if last := lines[len(lines)-1]; !strings.HasPrefix(last, "error: ") || len(lines) > 2 {

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -59,24 +58,21 @@ func TestInstallFieldsReachThePackageManager(t *testing.T) {
 	}
 
 	// Without dependency resolution, the configuration's provider is not
-	// installed.
-	x.Run("install", "configuration", e2e+"configuration-stored:v1.0.0", cfg, "--skip-dependency-resolution").Succeeds(t)
-	var cr *unstructured.Unstructured
-	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
-		u := c.get("configurations", cfg)
-		if rev, _, _ := unstructured.NestedString(u.Object, "status", "currentRevision"); rev != "" {
-			if cr = c.getRevision("configurationrevisions", rev); cr != nil {
-				break
-			}
-		}
-	}
+	// installed: once the configuration is healthy, the package manager
+	// has made the pass that would have put the dependency in the Lock.
+	x.Run("install", "configuration", e2e+"configuration-stored:v1.0.0", cfg, "--skip-dependency-resolution", "--wait=5m").Succeeds(t)
+	u := c.get("configurations", cfg)
+	rev, _, _ = unstructured.NestedString(u.Object, "status", "currentRevision")
+	cr := c.getRevision("configurationrevisions", rev)
 	if cr == nil {
-		t.Fatal("the configuration has no revision after a minute")
+		t.Fatalf("the healthy configuration has no revision %q", rev)
 	}
 	if skip, _, _ := unstructured.NestedBool(cr.Object, "spec", "skipDependencyResolution"); !skip {
 		t.Errorf("the configuration's revision does not skip dependency resolution: %v", cr.Object["spec"])
 	}
-	time.Sleep(3 * time.Second) // time enough for a dependency to appear, were it resolved
+	if got := c.lockEntries(e2e + "provider-stored"); len(got) != 0 {
+		t.Errorf("the Lock holds %v for the dependency despite --skip-dependency-resolution", got)
+	}
 	if u := c.get("providers", "e2e-crossplane-contrib-provider-stored"); u != nil {
 		t.Errorf("the dependency was installed despite --skip-dependency-resolution")
 	}

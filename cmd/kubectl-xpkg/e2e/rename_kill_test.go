@@ -157,7 +157,7 @@ func TestRenameKilled(t *testing.T) {
 		phase.Store(anotherWriter)
 		c := cluster{t: t, dyn: c.dyn}
 		run := x.Start("rename", "provider/"+custom, "--yes")
-		c.waitStep(t, custom, 3)
+		c.waitStep(t, run, custom, 3)
 		patch := []byte(`[{"op":"remove","path":"/metadata/annotations/crossplane.io~1paused"}]`)
 		if _, err := c.dyn.Resource(gvr("providers")).Patch(context.Background(), custom, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
@@ -184,8 +184,14 @@ func TestRenameKilled(t *testing.T) {
 func (c cluster) killRename(t *testing.T, x *clitest.Test, custom, proper string, kc killCase) string {
 	t.Helper()
 	run := x.Start("rename", "provider/"+custom, "--yes")
-	c.waitStep(t, custom, kc.step)
+	c.waitStep(t, run, custom, kc.step)
 	for deadline := time.Now().Add(3 * time.Minute); !c.reached(kc.wait, custom, proper); time.Sleep(20 * time.Millisecond) {
+		select {
+		case <-run.Exited():
+			r := run.Wait()
+			t.Fatalf("the rename ended (exit %d) before the middle of step %d's wait:\n%s%s", r.ExitCode, kc.step, r.Stderr, r.Stdout)
+		default:
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the rename never reached the middle of step %d's wait", kc.step)
 		}
@@ -259,8 +265,9 @@ func (c cluster) reached(w midWait, custom, proper string) bool {
 	return true
 }
 
-// waitStep watches the package until its record shows step (or later).
-func (c cluster) waitStep(t *testing.T, name string, step int) {
+// waitStep watches the package until its record shows step (or later);
+// the rename ending first fails the test with its transcript.
+func (c cluster) waitStep(t *testing.T, run *clitest.Running, name string, step int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -274,7 +281,10 @@ func (c cluster) waitStep(t *testing.T, name string, step int) {
 		select {
 		case <-ctx.Done():
 			// Bounded whether or not the watch stream notices the deadline.
-			t.Fatalf("provider/%s did not record step %d within 5 minutes", name, step)
+			t.Fatalf("provider/%s did not record step %d within 5 minutes; the rename wrote so far:\n%s", name, step, run.Stderr())
+		case <-run.Exited():
+			r := run.Wait()
+			t.Fatalf("the rename ended (exit %d) before provider/%s recorded step %d:\n%s%s", r.ExitCode, name, step, r.Stderr, r.Stdout)
 		case e, open := <-w.ResultChan():
 			if !open {
 				t.Fatalf("provider/%s never recorded step %d (the watch ended)", name, step)

@@ -144,6 +144,8 @@ type Running struct {
 	cmd            *exec.Cmd
 	args           []string
 	stdout, stderr syncBuffer
+	exited         chan struct{} // closed once the command has ended
+	err            error         // cmd.Wait's, once exited is closed
 }
 
 // syncBuffer is a buffer the command writes while the test reads it.
@@ -176,12 +178,22 @@ func (x *Test) start(bin string, args []string) *Running {
 	if err := r.cmd.Start(); err != nil {
 		x.t.Fatalf("run %s %s: %v", bin, strings.Join(args, " "), err)
 	}
+	r.reap()
 	return r
+}
+
+// reap collects the started command in the background, so that a test
+// waiting for it to reach a point can also notice that it ended first.
+func (r *Running) reap() {
+	go func() {
+		r.err = r.cmd.Wait()
+		close(r.exited)
+	}()
 }
 
 // prepare builds the command in the session, its output collected.
 func (x *Test) prepare(bin string, args []string) *Running {
-	r := &Running{t: x.t, args: args, cmd: exec.Command(bin, args...)}
+	r := &Running{t: x.t, args: args, cmd: exec.Command(bin, args...), exited: make(chan struct{})}
 	r.cmd.Dir = x.home
 	r.cmd.Env = x.environ()
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
@@ -196,10 +208,17 @@ func (r *Running) Stderr() string { return r.stderr.String() }
 // (os.Interrupt) or a process manager (SIGTERM) would.
 func (r *Running) Signal(sig os.Signal) error { return r.cmd.Process.Signal(sig) }
 
+// Exited is closed when the command has ended: a test waiting for the
+// command to reach a point selects on it too, so that a command that
+// ended (or failed) before that point fails the test with its output
+// rather than leaving the wait to its deadline.
+func (r *Running) Exited() <-chan struct{} { return r.exited }
+
 // Wait waits for the command to end.
 func (r *Running) Wait() *Result {
 	r.t.Helper()
-	err := r.cmd.Wait()
+	<-r.exited
+	err := r.err
 	res := &Result{Args: r.args, Stdout: r.stdout.String(), Stderr: r.stderr.String()}
 	if ps := r.cmd.ProcessState; ps != nil {
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {

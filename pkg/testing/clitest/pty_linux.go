@@ -36,6 +36,7 @@ func (x *Test) RunTTYColumns(cols uint16, args ...string) *Result {
 	if err := r.cmd.Start(); err != nil {
 		x.t.Fatalf("run %v: %v", args, err)
 	}
+	r.reap()
 	slave.Close()
 	var out bytes.Buffer
 	_, err = io.Copy(&out, master)
