@@ -102,6 +102,23 @@ func (h *handOver) deleteNew(ctx context.Context) error {
 	return nil
 }
 
+// deleteNewIfMade deletes the new package when a create that returned an
+// error landed all the same: only if it carries this rename's record.
+func (h *handOver) deleteNewIfMade(ctx context.Context) error {
+	now, err := h.c.Get(ctx, h.rp.old.Kind, h.rp.newName)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", h.rp.To, err)
+	}
+	if op, _ := installed.ReadOperation(now); op == nil || op.ID != h.op.ID {
+		return nil // not ours: made by another writer, left alone
+	}
+	h.created = now
+	return h.deleteNew(ctx)
+}
+
 // restoreOld puts the old package back as it was: its current revision
 // active again, the package unpaused, installed and healthy.
 func (h *handOver) restoreOld(ctx context.Context) error {

@@ -347,3 +347,37 @@ func TestDoctorUnfinishedFamilyUpgrade(t *testing.T) {
 		t.Errorf("findings %+v", f)
 	}
 }
+
+// TestRenameUndoesACreateThatLanded: a create of the new package that
+// returns an error (a client time-out, an interrupt) but landed on the
+// server is undone like one that succeeded: the package carrying this
+// rename's record is deleted, the old one left as it was.
+func TestRenameUndoesACreateThatLanded(t *testing.T) {
+	HoldReady, pollEvery = time.Millisecond, 5*time.Millisecond
+	defer func() { pollEvery = time.Second }()
+	c, dyn := fakeClusterDyn(t, customFamily()...)
+	dyn.PrependReactor("create", "providers", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		u := a.(clienttesting.CreateAction).GetObject().(*unstructured.Unstructured).DeepCopy()
+		u.SetUID("landed")
+		if err := dyn.Tracker().Create(providersGVR, u, ""); err != nil {
+			t.Fatal(err)
+		}
+		return true, nil, context.DeadlineExceeded // the answer never came
+	})
+	r := renameOn(c)
+	r.Timeout = time.Minute
+	rp, err := r.Plan(context.Background(), "provider/fam-custom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Apply(context.Background(), rp); err == nil || !strings.Contains(err.Error(), "undone") {
+		t.Fatalf("apply: %v; want the create's error, undone", err)
+	}
+	if _, err := dyn.Resource(providersGVR).Get(context.Background(), "org-provider-family-x", metav1.GetOptions{}); err == nil {
+		t.Error("the new package the create landed is still there")
+	}
+	old := get(t, dyn, providersGVR, "fam-custom")
+	if op := recordOf(t, dyn, "fam-custom"); op != nil || old.GetAnnotations()[cluster.PausedAnnotation] != "" {
+		t.Errorf("the old package after the undo: %v", old.GetAnnotations())
+	}
+}

@@ -47,7 +47,10 @@ func (h *handOver) create(ctx context.Context) error {
 	}
 	created, err := h.c.Create(ctx, newPackageObject(h.rp.old, h.rp.newName, h.op), false)
 	if err != nil {
-		h.undo = h.undo[:len(h.undo)-1]
+		// A create cut short by --timeout or an interrupt may still have
+		// landed: the undo deletes the package if it carries this
+		// rename's record, and nothing else.
+		h.undo[len(h.undo)-1] = undoStep{1, "delete the new package if it was made", h.deleteNewIfMade}
 		return fmt.Errorf("create %s: %w", h.rp.To, err)
 	}
 	h.created = created
