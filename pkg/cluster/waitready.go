@@ -69,6 +69,13 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time
 			}
 		}
 		pending = r.Pending
+		if r.Ready && !c.revisionSeen(p, revs) {
+			// Ready by the package's conditions, but its current revision
+			// has not reached the watch yet: wait for it, so that the
+			// revision installed is always reported.
+			pending = []string{"the watch has not yet delivered revision " + p.CurrentRevision + " of " + what}
+			return false, nil
+		}
 		if r.Ready {
 			if p.AwaitsActivation() {
 				pr.say("%s", installed.AwaitingActivationNote(what))
@@ -81,6 +88,20 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time
 		return len(pending) == 0, nil
 	})
 	return timeout(err, what, d, pending)
+}
+
+// revisionSeen says whether p's current revision is among revs (true
+// for a kind without revisions, or a package that names none yet).
+func (c *Cluster) revisionSeen(p *installed.Package, revs []*installed.Revision) bool {
+	if c.dialect.RevisionKind(p.Kind) == "" || p.CurrentRevision == "" {
+		return true
+	}
+	for _, r := range revs {
+		if r.Name == p.CurrentRevision {
+			return true
+		}
+	}
+	return false
 }
 
 // reportRevisions prints the revisions of p as they appear, and returns
