@@ -13,21 +13,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 )
 
-var extractExample = `  # Print a package's package.yaml, from a registry (unqualified references use $XPKG_REGISTRY, else xpkg.crossplane.io)
-  kubectl xpkg extract crossplane-contrib/provider-nop:v0.4.0
-
-  # Only its CRDs, from a .xpkg file, into a file (written atomically)
-  kubectl xpkg extract provider-nop.xpkg --only crd -o crds.yaml
-
-  # One file per object, for browsing and git diff
-  kubectl xpkg extract xpkg.crossplane.io/crossplane-contrib/provider-helm:v1.4.0 -o provider-helm/
-
-  # The objects as a JSON list, from an OCI layout directory, for jq
-  kubectl xpkg extract ./layout -o json | jq '.items[].metadata.name'
-
-  # The gzip file Crossplane's package cache keeps
-  kubectl xpkg extract ./my-package --gzip -o my-package.gz`
-
 // ExtractOptions holds the flags and state of `kubectl xpkg extract`.
 type ExtractOptions struct {
 	Output string
@@ -48,15 +33,10 @@ type ExtractOptions struct {
 func NewCmdExtract(root *Root) *cobra.Command {
 	o := &ExtractOptions{root: root}
 	cmd := &cobra.Command{
-		Use:   "extract SOURCE [-o FILE|DIR/|json|yaml] [--only KIND]",
-		Short: "Write a package's contents: its package.yaml, some of its objects, or one file per object",
-		Long: `Extract reads a package from a registry reference, an image tarball (.xpkg), an OCI
-image layout directory or a package source directory, and writes its package.yaml
-stream: to stdout by default, to a file with -o FILE, one file per object with
--o DIR/ (or --split), or as a JSON list with -o json. Files are written atomically:
-a failed extract leaves nothing behind. A legacy package (.registry/ layout) is
-translated into its Package record and annotated CRDs first.`,
-		Example: extractExample,
+		Use:     "extract SOURCE [-o FILE|DIR/|json|yaml] [--only KIND]",
+		Short:   "Write a package's contents: its package.yaml, some of its objects, or one file per object",
+		Long:    helpLong("extract"),
+		Example: helpExample("extract"),
 		GroupID: groupLocal,
 		Args:    exactArgs(1, "SOURCE"),
 		RunE:    runOptions(root, o),
