@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -113,10 +114,7 @@ func (o *DoctorOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := o.print(rep); err != nil {
-		return err
-	}
-	return doctorStatus(rep)
+	return cmp.Or(o.print(rep), doctorStatus(rep))
 }
 
 // print prints a report: with -o as one document, else as text with its

@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/extract"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
 // ExtractOptions holds the flags and state of `kubectl xpkg extract`.
@@ -79,19 +80,7 @@ func (o *ExtractOptions) Validate() error {
 
 // Run reads the package and writes it out.
 func (o *ExtractOptions) Run(ctx context.Context) error {
-	so, limits, err := o.Source.Options()
-	if err != nil {
-		return err
-	}
-	ref, so, err := o.reads.read(ctx, o.root, &o.Source, so, o.source)
-	if err != nil {
-		return err
-	}
-	// What reaches stdout cannot be taken back (extract REF | kubectl
-	// apply -f -): the content is verified before any of it is written.
-	// A file or directory is put in place only after the check anyway.
-	so.VerifyFirst = o.dir == "" && o.file == ""
-	p, err := openPackage(ctx, o.root, ref, so)
+	p, limits, err := o.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -104,6 +93,24 @@ func (o *ExtractOptions) Run(ctx context.Context) error {
 		return o.writeFile(ctx, p, opts)
 	}
 	return o.writeStdout(p, opts)
+}
+
+// open reads the package, and says what limits its content.
+func (o *ExtractOptions) open(ctx context.Context) (*source.Package, xpkg.Limits, error) {
+	so, limits, err := o.Source.Options()
+	if err != nil {
+		return nil, limits, err
+	}
+	ref, so, err := o.reads.read(ctx, o.root, &o.Source, so, o.source)
+	if err != nil {
+		return nil, limits, err
+	}
+	// What reaches stdout cannot be taken back (extract REF | kubectl
+	// apply -f -): the content is verified before any of it is written.
+	// A file or directory is put in place only after the check anyway.
+	so.VerifyFirst = o.dir == "" && o.file == ""
+	p, err := openPackage(ctx, o.root, ref, so)
+	return p, limits, err
 }
 
 // writeStdout writes the package to stdout; a failure names its cause

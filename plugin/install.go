@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
@@ -166,6 +167,11 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	if err := o.gate(ctx, in); err != nil {
 		return err
 	}
+	return o.create(ctx, in, u)
+}
+
+// create creates the package object u, says so, and waits as asked.
+func (o *InstallOptions) create(ctx context.Context, in *action.Install, u *unstructured.Unstructured) error {
 	start := time.Now()
 	p, already, err := in.Create(ctx, o.Spec, u, o.DryRun == dryRunServer)
 	if err != nil {
@@ -177,8 +183,6 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	return in.Wait(ctx, o.Spec, o.Wait.d, start)
 }
 
-// created says what install did: created the object (printed as -o
-// asks), or found the package installed already.
 // gate prints the install's plan when it found something, and stops a
 // blocking one (exit 3) unless --force.
 func (o *InstallOptions) gate(ctx context.Context, in *action.Install) error {
@@ -192,6 +196,8 @@ func (o *InstallOptions) gate(ctx context.Context, in *action.Install) error {
 	return action.Gate(plan.Refused(), o.Force, o.root.IOStreams.ErrOut)
 }
 
+// created says what install did: created the object (printed as -o
+// asks), or found the package installed already.
 func (o *InstallOptions) created(p *installed.Package, already bool) error {
 	switch {
 	case already:

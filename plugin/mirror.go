@@ -118,6 +118,15 @@ func (o *MirrorOptions) Run(ctx context.Context) error {
 	if o.DryRun {
 		return printMirrorPlan(o.root.IOStreams.Out, o.Output, plan)
 	}
+	if err := o.copy(ctx, m, plan); err != nil {
+		return err
+	}
+	return printImageConfigs(o.root.IOStreams.Out, o.Output, m.ImageConfigs(plan))
+}
+
+// copy copies what plan lists, saying on stderr what it copies (a bar on
+// a terminal), what it copied, and the strays it left.
+func (o *MirrorOptions) copy(ctx context.Context, m *action.Mirror, plan *action.MirrorPlan) error {
 	errOut := o.root.IOStreams.ErrOut
 	fmt.Fprintf(errOut, "Mirroring %d package(s) to %s\n", len(plan.Packages), mirrorTarget(plan))
 	bar := startMirrorProgress(o.root.events().Bar, len(plan.Packages))
@@ -130,7 +139,7 @@ func (o *MirrorOptions) Run(ctx context.Context) error {
 		return err
 	}
 	warnStrays(ctx, errOut, m, plan)
-	return printImageConfigs(o.root.IOStreams.Out, o.Output, m.ImageConfigs(plan))
+	return nil
 }
 
 // warnStrays says, on stderr, which installed packages the ImageConfigs

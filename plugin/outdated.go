@@ -83,21 +83,38 @@ func (o *OutdatedOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	kind := ""
-	if o.kind != "" {
-		if kind, err = action.ResolveKind(cfg, o.kind); err != nil {
-			return err
-		}
+	a, err := o.read(ctx, cfg, nil)
+	if err != nil {
+		return err
+	}
+	return cmp.Or(o.print(a.items, a.findings), action.UnreadError(a.items))
+}
+
+// read asks cfg's cluster what its packages run and may move to, the
+// registry reads shared with other clusters' when shared is set.
+func (o *OutdatedOptions) read(ctx context.Context, cfg *action.Config, shared *action.SharedReads) (*outdatedAnswer, error) {
+	kind, err := resolveKind(cfg, o.kind)
+	if err != nil {
+		return nil, err
 	}
 	od, err := action.NewOutdated(ctx, cfg, o.Pre)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	od.Shared = shared
 	items, _, err := od.Items(ctx, kind)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return cmp.Or(o.print(items, od.Findings()), action.UnreadError(items))
+	return &outdatedAnswer{items, od.Findings()}, nil
+}
+
+// resolveKind is the package kind arg names; "" without one.
+func resolveKind(cfg *action.Config, arg string) (string, error) {
+	if arg == "" {
+		return "", nil
+	}
+	return action.ResolveKind(cfg, arg)
 }
 
 func (o *OutdatedOptions) print(items []*action.Item, findings []action.Finding) error {

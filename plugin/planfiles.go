@@ -99,24 +99,29 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	}
 	cfg.Offline = o.Offline
 	pf := action.NewPlanFiles(cfg, o.Prune)
-	if len(o.Base) > 0 {
-		base, err := manifest.Read(o.Base, manifest.Options{Recursive: o.Recursive, Stdin: o.root.IOStreams.In})
-		if err != nil {
-			return fmt.Errorf("--base: %w", err)
-		}
-		pf.Base = manifests(base)
+	if pf.Base, err = o.base(); err != nil {
+		return err
 	}
 	fp, err := pf.Plan(ctx, manifests(set), set.Ignored)
 	if err != nil {
 		return err
 	}
-	if err := o.print(fp); err != nil {
+	if err := o.print(fp); err != nil || !fp.Blocking() {
 		return err
 	}
-	if fp.Blocking() {
-		return exit.WithCode(exit.PlanRefused, exit.Silent)
+	return exit.WithCode(exit.PlanRefused, exit.Silent)
+}
+
+// base reads the manifests --base names (none without it).
+func (o *PlanOptions) base() ([]action.Manifest, error) {
+	if len(o.Base) == 0 {
+		return nil, nil
 	}
-	return nil
+	base, err := manifest.Read(o.Base, manifest.Options{Recursive: o.Recursive, Stdin: o.root.IOStreams.In})
+	if err != nil {
+		return nil, fmt.Errorf("--base: %w", err)
+	}
+	return manifests(base), nil
 }
 
 func (o *PlanOptions) print(fp *action.FilesPlan) error {

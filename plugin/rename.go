@@ -103,41 +103,56 @@ func (o *RenameOptions) Run(ctx context.Context) error {
 	if err != nil || plan == nil {
 		return err
 	}
-	if err := o.show(plan); err != nil {
+	if proceed, err := o.gate(plan); !proceed || err != nil {
 		return err
 	}
-	if err := action.Gate(plan.Refused(), o.Plan.Force, o.root.IOStreams.ErrOut); err != nil || o.Plan.DryRun == dryRunClient {
-		return err
-	}
-	question := fmt.Sprintf("Rename %s to %s?", plan.Package, plan.To)
-	switch {
-	case plan.Resume != nil && plan.Undo:
-		question = fmt.Sprintf("Undo the rename of %s to %s?", plan.Package, plan.To)
-	case plan.Resume != nil:
-		question = fmt.Sprintf("Finish the rename of %s to %s?", plan.Package, plan.To)
-	}
-	if !confirm(o.root, o.Yes || o.Plan.DryRun != dryRunNone, question) {
+	if !confirm(o.root, o.Yes || o.Plan.DryRun != dryRunNone, renameQuestion(plan)) {
 		return errors.New("rename cancelled")
 	}
 	res, err := rn.Apply(ctx, plan)
 	if err != nil {
 		return err
 	}
-	out := o.Plan.results(o.root)
-	if res.DryRun {
-		fmt.Fprintf(out, "%s would be renamed to %s (server dry run: the new package and the pause checked; nothing changed)\n", res.From, res.To)
-		return nil
-	}
-	if res.LeftOver {
-		fmt.Fprintf(out, "rename of %s to %s finished: %s was deleted already, and %s is installed and healthy\n", res.From, res.To, res.From, res.To)
-		return nil
-	}
-	if res.Undone {
-		fmt.Fprintf(out, "rename of %s to %s undone: %s is installed and healthy under its name again, and %s is gone\n", res.From, res.To, res.From, res.To)
-		return nil
-	}
-	fmt.Fprintf(out, "%s renamed to %s: %d objects handed over, %d live objects of their kinds kept\n", res.From, res.To, res.Objects, res.Live)
+	printRenamed(o.Plan.results(o.root), res)
 	return nil
+}
+
+// renameQuestion is what rename asks before it changes anything.
+func renameQuestion(plan *action.RenamePlan) string {
+	switch {
+	case plan.Resume != nil && plan.Undo:
+		return fmt.Sprintf("Undo the rename of %s to %s?", plan.Package, plan.To)
+	case plan.Resume != nil:
+		return fmt.Sprintf("Finish the rename of %s to %s?", plan.Package, plan.To)
+	}
+	return fmt.Sprintf("Rename %s to %s?", plan.Package, plan.To)
+}
+
+// printRenamed says how the rename ended.
+func printRenamed(out io.Writer, res *action.RenameResult) {
+	switch {
+	case res.DryRun:
+		fmt.Fprintf(out, "%s would be renamed to %s (server dry run: the new package and the pause checked; nothing changed)\n", res.From, res.To)
+	case res.LeftOver:
+		fmt.Fprintf(out, "rename of %s to %s finished: %s was deleted already, and %s is installed and healthy\n", res.From, res.To, res.From, res.To)
+	case res.Undone:
+		fmt.Fprintf(out, "rename of %s to %s undone: %s is installed and healthy under its name again, and %s is gone\n", res.From, res.To, res.From, res.To)
+	default:
+		fmt.Fprintf(out, "%s renamed to %s: %d objects handed over, %d live objects of their kinds kept\n", res.From, res.To, res.Objects, res.Live)
+	}
+}
+
+// gate prints the plan and says whether the rename may go ahead: a
+// blocking finding stops it (exit 3) unless --force; a client dry run
+// stops here too, exiting as the rename would.
+func (o *RenameOptions) gate(plan *action.RenamePlan) (proceed bool, err error) {
+	if err := o.show(plan); err != nil {
+		return false, err
+	}
+	if err := action.Gate(plan.Refused(), o.Plan.Force, o.root.IOStreams.ErrOut); err != nil {
+		return false, err
+	}
+	return o.Plan.DryRun != dryRunClient, nil
 }
 
 // show prints the plan: as a document to stdout with -o, as text to
