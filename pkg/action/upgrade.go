@@ -108,7 +108,7 @@ func (u *Upgrade) Apply(ctx context.Context, plan *Plan) (*Result, error) {
 
 // lookup finds the package, and refuses a wait that could only time out.
 func (u *Upgrade) lookup(ctx context.Context, name string) (*installed.Package, error) {
-	c, err := u.cfg.Cluster()
+	c, err := u.cfg.connect()
 	if err != nil {
 		return nil, err
 	}
