@@ -15,15 +15,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
-var describeExample = `  # Describe a provider: spec, revisions, objects installed, dependencies, events
-  kubectl xpkg describe provider/provider-nop
-
-  # A name alone works when only one kind uses it
-  kubectl xpkg describe configuration-aws-network
-
-  # The same as a document, for scripts
-  kubectl xpkg describe provider/provider-nop -o yaml`
-
 // DescribeOptions holds the flags and state of `kubectl xpkg describe`.
 type DescribeOptions struct {
 	Output  string
@@ -38,7 +29,7 @@ func NewCmdDescribe(root *Root) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "describe KIND/NAME | NAME",
 		Short:   "Show a package's spec, revisions, conditions, installed objects, dependencies and events",
-		Example: describeExample,
+		Example: helpExample("describe"),
 		GroupID: groupCluster,
 		Args:    exactArgs(1, "KIND/NAME or NAME"),
 		RunE:    runOptions(root, o),

@@ -18,24 +18,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
-var diffExample = `  # What changes from one release to the next, and whether it breaks an upgrade
-  # (exit status 3: v0.4.0 removes a field of v0.2.1's CRD)
-  kubectl xpkg diff xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.2.1 xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0
-
-  # The revision a cluster runs now against a candidate version of the same package
-  # (exit status 3 when the candidate breaks it, as v0.4.0 does to a cluster running v0.2.1)
-  kubectl xpkg diff --installed provider-nop v0.4.0
-
-  # Any two sources: a package directory against the .xpkg built from it (exit status 0: no differences)
-  kubectl xpkg diff ./package ./provider-nop.xpkg
-
-  # In CI: fail the job on breaking changes only (diff exits 3 on those, 1 on other differences)
-  kubectl xpkg diff --breaking-only old.xpkg new.xpkg || [ $? -eq 1 ]
-
-  # A structured report, or just the counts (exit status 1 when they differ compatibly, 3 when they break)
-  kubectl xpkg diff old.xpkg new.xpkg -o json
-  kubectl xpkg diff old.xpkg new.xpkg --stat`
-
 // DiffOptions holds the flags and state of `kubectl xpkg diff`.
 type DiffOptions struct {
 	Output       string
@@ -57,21 +39,10 @@ type DiffOptions struct {
 func NewCmdDiff(root *Root) *cobra.Command {
 	o := &DiffOptions{root: root}
 	cmd := &cobra.Command{
-		Use:   "diff OLD NEW | --installed NAME NEW",
-		Short: "Compare two packages semantically and say which changes break an upgrade",
-		Long: `Diff compares two packages as an upgrade from OLD to NEW. Each is a registry reference,
-an .xpkg or image tarball, an OCI layout or a package directory; with --installed NAME,
-OLD is the image of the revision the cluster runs now, and NEW may also be a version,
-a semver range or a digest in that package's repository.
-
-It compares the package metadata (Crossplane constraint, dependencies, controller image,
-permission requests, annotations) and every object by kind and name: CRDs, XRDs and
-MRDs per API version down to single schema fields; Compositions and webhook
-configurations also as a unified diff of their YAML with keys sorted. Each change is
-breaking or compatible by a named rule: see docs/diff-rules.md.
-
-Exit status: 0 no differences, 1 differences, 2 trouble, 3 breaking changes found.`,
-		Example: diffExample,
+		Use:     "diff OLD NEW | --installed NAME NEW",
+		Short:   "Compare two packages semantically and say which changes break an upgrade",
+		Long:    helpLong("diff"),
+		Example: helpExample("diff"),
 		GroupID: groupLocal,
 		Args: func(c *cobra.Command, args []string) error {
 			want := exactArgs(2, "OLD and NEW")

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,21 +13,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
-
-var doctorExample = `  # Check the package manager's state: exit 3 when something takes packages down
-  kubectl xpkg doctor
-
-  # The findings as one document, for scripts
-  kubectl xpkg doctor -o json
-
-  # Show what doctor would repair, and change nothing
-  kubectl xpkg doctor --fix --dry-run
-
-  # Repair what it can prove, without asking, saving what it changes first
-  kubectl xpkg doctor --fix --yes --backup before-repair.yaml
-
-  # Before upgrading Crossplane to v2.4.2: what that release would do to this cluster
-  kubectl xpkg doctor --crossplane-version v2.4.2`
 
 // DoctorOptions holds the flags and state of `kubectl xpkg doctor`.
 type DoctorOptions struct {
@@ -51,48 +37,10 @@ type DoctorOptions struct {
 func NewCmdDoctor(root *Root) *cobra.Command {
 	o := &DoctorOptions{root: root}
 	cmd := &cobra.Command{
-		Use:   "doctor",
-		Short: "Find what keeps packages from installing: duplicate Lock nodes, unresolved dependencies, contested definitions",
-		Long: `Doctor reads the package manager's state once (every package, every revision, the
-Lock, every CRD and MRD without their schemas and every DeploymentRuntimeConfig: one
-list per kind, the CRDs' in pages of 500; nothing per package, revision or CRD) and
-reports what keeps packages from installing, as a plan reports findings: each with a
-stable rule, a severity and a message that names the objects and the way out. Without
---fix it changes nothing. The rules:
-
-` + action.RulesHelp(action.ActionDoctor) + `
-
-With --fix, doctor also repairs what it can prove from what it read, and nothing else:
-the revisions behind duplicate Lock nodes that are not their package's current revision
-(and not active), Lock entries whose revision no longer exists, and controller
-references of definitions to revisions that no longer exist. It prints the repair,
-asks on a terminal (unless --yes), writes every object it will change or delete to a
-new YAML file (--backup; kubectl apply -f takes it back; it never replaces anything: a
-path that exists, even an earlier backup, is refused before doctor starts), then makes
-each step, reading the cluster and planning the repair again just before it, with the
-object's UID (and a revision's resourceVersion) as preconditions. Another writer's change to an object
-since the plan stops the repair with exit status 4; what was done is said. Then it
-waits (--wait) for the package manager to take the repair in and reports again.
-Every other finding stays, with the steps to take by hand. --dry-run prints the repair
-and changes nothing (=server: the API server checks each step without making it).
-
---crossplane-version VERSION checks, before Crossplane itself is upgraded, what that
-release would do to this cluster: the running release (the Deployment crossplane in
---crossplane-namespace) and the target head the report. It blocks a downgrade, a
-skipped minor version, a known-bad release this cluster triggers and a core CRD
-that stores a version the target no longer defines; it names the packages that get
-a new revision and a restarted runtime, those under Manual activation that go
-offline, those that can get a twin, and those whose Crossplane constraint excludes
-the target (read from each package's image; --offline reads no registry and says
-so). What its release table does not know of a release it says, and checks the rest.
-
-
-Exit status: 0 when nothing is found (or, after --fix, nothing blocking is left), 3
-when a blocking finding is (is left), 4 when another writer stopped the repair, 1
-when something could not be read (RBAC, say): the findings it could make are printed,
-then one error line per thing it could not read; a partial reading is never reported
-healthy.`,
-		Example: doctorExample,
+		Use:     "doctor",
+		Short:   "Find what keeps packages from installing: duplicate Lock nodes, unresolved dependencies, contested definitions",
+		Long:    helpLong("doctor"),
+		Example: helpExample("doctor"),
 		GroupID: groupCluster,
 		Args:    exactArgs(0, "no arguments"),
 		RunE:    runOptions(root, o),
@@ -166,10 +114,7 @@ func (o *DoctorOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := o.print(rep); err != nil {
-		return err
-	}
-	return doctorStatus(rep)
+	return cmp.Or(o.print(rep), doctorStatus(rep))
 }
 
 // print prints a report: with -o as one document, else as text with its

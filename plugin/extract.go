@@ -11,22 +11,8 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/extract"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
-
-var extractExample = `  # Print a package's package.yaml, from a registry (unqualified references use $XPKG_REGISTRY, else xpkg.crossplane.io)
-  kubectl xpkg extract crossplane-contrib/provider-nop:v0.4.0
-
-  # Only its CRDs, from a .xpkg file, into a file (written atomically)
-  kubectl xpkg extract provider-nop.xpkg --only crd -o crds.yaml
-
-  # One file per object, for browsing and git diff
-  kubectl xpkg extract xpkg.crossplane.io/crossplane-contrib/provider-helm:v1.4.0 -o provider-helm/
-
-  # The objects as a JSON list, from an OCI layout directory, for jq
-  kubectl xpkg extract ./layout -o json | jq '.items[].metadata.name'
-
-  # The gzip file Crossplane's package cache keeps
-  kubectl xpkg extract ./my-package --gzip -o my-package.gz`
 
 // ExtractOptions holds the flags and state of `kubectl xpkg extract`.
 type ExtractOptions struct {
@@ -48,15 +34,10 @@ type ExtractOptions struct {
 func NewCmdExtract(root *Root) *cobra.Command {
 	o := &ExtractOptions{root: root}
 	cmd := &cobra.Command{
-		Use:   "extract SOURCE [-o FILE|DIR/|json|yaml] [--only KIND]",
-		Short: "Write a package's contents: its package.yaml, some of its objects, or one file per object",
-		Long: `Extract reads a package from a registry reference, an image tarball (.xpkg), an OCI
-image layout directory or a package source directory, and writes its package.yaml
-stream: to stdout by default, to a file with -o FILE, one file per object with
--o DIR/ (or --split), or as a JSON list with -o json. Files are written atomically:
-a failed extract leaves nothing behind. A legacy package (.registry/ layout) is
-translated into its Package record and annotated CRDs first.`,
-		Example: extractExample,
+		Use:     "extract SOURCE [-o FILE|DIR/|json|yaml] [--only KIND]",
+		Short:   "Write a package's contents: its package.yaml, some of its objects, or one file per object",
+		Long:    helpLong("extract"),
+		Example: helpExample("extract"),
 		GroupID: groupLocal,
 		Args:    exactArgs(1, "SOURCE"),
 		RunE:    runOptions(root, o),
@@ -99,19 +80,7 @@ func (o *ExtractOptions) Validate() error {
 
 // Run reads the package and writes it out.
 func (o *ExtractOptions) Run(ctx context.Context) error {
-	so, limits, err := o.Source.Options()
-	if err != nil {
-		return err
-	}
-	ref, so, err := o.reads.read(ctx, o.root, &o.Source, so, o.source)
-	if err != nil {
-		return err
-	}
-	// What reaches stdout cannot be taken back (extract REF | kubectl
-	// apply -f -): the content is verified before any of it is written.
-	// A file or directory is put in place only after the check anyway.
-	so.VerifyFirst = o.dir == "" && o.file == ""
-	p, err := openPackage(ctx, o.root, ref, so)
+	p, limits, err := o.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -124,6 +93,24 @@ func (o *ExtractOptions) Run(ctx context.Context) error {
 		return o.writeFile(ctx, p, opts)
 	}
 	return o.writeStdout(p, opts)
+}
+
+// open reads the package, and says what limits its content.
+func (o *ExtractOptions) open(ctx context.Context) (*source.Package, xpkg.Limits, error) {
+	so, limits, err := o.Source.Options()
+	if err != nil {
+		return nil, limits, err
+	}
+	ref, so, err := o.reads.read(ctx, o.root, &o.Source, so, o.source)
+	if err != nil {
+		return nil, limits, err
+	}
+	// What reaches stdout cannot be taken back (extract REF | kubectl
+	// apply -f -): the content is verified before any of it is written.
+	// A file or directory is put in place only after the check anyway.
+	so.VerifyFirst = o.dir == "" && o.file == ""
+	p, err := openPackage(ctx, o.root, ref, so)
+	return p, limits, err
 }
 
 // writeStdout writes the package to stdout; a failure names its cause

@@ -19,19 +19,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
-var getExample = `  # List every installed package
-  kubectl xpkg get
-
-  # Providers only, with digest, activation policy, runtime config and runtime state
-  kubectl xpkg get providers -o wide
-
-  # One package as YAML, or a field of it
-  kubectl xpkg get provider provider-nop -o yaml
-  kubectl xpkg get provider provider-nop -o jsonpath='{.status.currentRevision}'
-
-  # Columns of your choice, as kubectl takes them
-  kubectl xpkg get -o custom-columns=NAME:.metadata.name,PACKAGE:.spec.package,REVISION:.status.currentRevision`
-
 // GetOptions holds the flags and state of `kubectl xpkg get`.
 type GetOptions struct {
 	Output    string
@@ -50,23 +37,10 @@ type GetOptions struct {
 func NewCmdGet(root *Root) *cobra.Command {
 	o := &GetOptions{root: root}
 	cmd := &cobra.Command{
-		Use:   "get [KIND] [NAME...]",
-		Short: "List installed packages with their version, state and current revision",
-		Long: `Get lists installed packages: NAME, KIND, PACKAGE, VERSION, INSTALLED, HEALTHY,
-REVISION and AGE. -o wide adds:
-
-* DIGEST: the digest the current revision runs, where the digest spec.package pins
-  gives the revision's name (Crossplane up to v2.3 names it after the digest, v2.4 and
-  later after a hash of the digest and the package's generation); else <unknown>
-* ACTIVATION and RUNTIME-CONFIG: the revision activation policy and runtime config
-* RUNTIME: the current revision's RuntimeActive (Crossplane v2.4 and later): Active, or
-  AwaitingActivation while a safe-start provider's runtime is scaled to zero until one
-  of its managed resource definitions is active
-* FAMILY: a provider's family, from its current revision's label
-  pkg.crossplane.io/provider-family (set by its package; provider-upjet-aws's members
-  and provider-family-aws carry provider-family-aws); doctor and outdated judge the
-  families (rule family-skew)`,
-		Example: getExample,
+		Use:     "get [KIND] [NAME...]",
+		Short:   "List installed packages with their version, state and current revision",
+		Long:    helpLong("get"),
+		Example: helpExample("get"),
 		GroupID: groupCluster,
 		RunE:    runOptions(root, o),
 	}

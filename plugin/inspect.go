@@ -13,15 +13,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
-var inspectExample = `  # One screen about a package in a registry: what it declares, holds and runs
-  kubectl xpkg inspect xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0
-
-  # A local .xpkg, an OCI layout or a package directory
-  kubectl xpkg inspect ./provider-nop.xpkg
-
-  # For a script
-  kubectl xpkg inspect crossplane-contrib/provider-nop:v0.4.0 -o json`
-
 // InspectOptions holds the flags and state of `kubectl xpkg inspect`.
 type InspectOptions struct {
 	Output string
@@ -36,19 +27,10 @@ type InspectOptions struct {
 func NewCmdInspect(root *Root) *cobra.Command {
 	o := &InspectOptions{root: root}
 	cmd := &cobra.Command{
-		Use:   "inspect SOURCE",
-		Short: "Sum a package up on one screen without writing its content: meta, objects, runtime, image",
-		Long: `Inspect reads a package from any source extract takes (a registry reference, an image
-tarball, an OCI layout or a package directory) and prints, without writing its content:
-its kind, name and version, the Crossplane versions it needs, its dependencies with their
-constraints, its capabilities and meta.crossplane.io annotations, how many objects of
-each kind it holds, what runs it (a controller image its meta object names, or the
-package image itself, with its entrypoint), and what its image says: the index and its
-platforms, the manifest and config digests, the layers, and the base layer's compressed
-and uncompressed size. From a registry it reads the manifests, the config and the base
-layer only. --context or --kubeconfig reads the reference as that cluster's package
-manager would (its ImageConfigs).`,
-		Example: inspectExample,
+		Use:     "inspect SOURCE",
+		Short:   "Sum a package up on one screen without writing its content: meta, objects, runtime, image",
+		Long:    helpLong("inspect"),
+		Example: helpExample("inspect"),
 		GroupID: groupLocal,
 		Args:    exactArgs(1, "SOURCE"),
 		RunE:    runOptions(root, o),

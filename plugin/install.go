@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
@@ -15,18 +16,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
-
-var installExample = `  # Install a provider; its kind is read from the package, its name is Crossplane's own
-  kubectl xpkg install xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0 --wait
-
-  # Install a configuration under a name, activating new revisions by hand
-  kubectl xpkg install configuration crossplane-contrib/configuration-aws-network:v0.23.0 network --manual-activation
-
-  # Write the object for GitOps instead of creating it
-  kubectl xpkg install provider crossplane-contrib/provider-nop:v0.4.0 --dry-run=client -o yaml > provider.yaml
-
-  # Pin the version by digest, so that pushing over the tag changes nothing
-  kubectl xpkg install crossplane-contrib/function-patch-and-transform:v0.10.8 --pin`
 
 // InstallOptions holds the flags and state of `kubectl xpkg install`.
 type InstallOptions struct {
@@ -55,26 +44,10 @@ func NewInstallOptions(genericiooptions.IOStreams) *InstallOptions {
 func NewCmdInstall(root *Root) *cobra.Command {
 	o := NewInstallOptions(root.IOStreams)
 	cmd := &cobra.Command{
-		Use:   "install [provider|configuration|function] PACKAGE [NAME]",
-		Short: "Install a package by creating its Provider, Configuration or Function",
-		Long: `Install creates the package object that makes Crossplane's package manager install a
-package. The kind is read from the package itself when it is not given; NAME defaults to
-the name Crossplane gives the package when it installs it as a dependency (the
-repository path as a DNS label). Only the fields you set are sent: the API server
-defaults the rest. With --wait, install watches the package, its revision and its
-dependencies until all are installed and healthy, and the definitions the revision
-installed (CRDs, MRDs, XRDs) are established. --pin resolves the tag to the digest it
-names now and installs repository:tag@sha256:..., which the package manager pulls by
-digest (a package that others depend on with a version range should not be pinned:
-see kubectl xpkg upgrade --help). Install plans first what the package would do to Crossplane's Lock, as every
-change is planned, and prints the plan when it finds something:
-
-` + action.RulesHelp(action.ActionInstall) + `
-
-Both end with two nodes for one source in the Lock, which then resolves no package's
-dependencies (see kubectl xpkg doctor): a blocking finding stops the install (exit
-status 3, nothing created) unless --force.`,
-		Example: installExample,
+		Use:     "install [provider|configuration|function] PACKAGE [NAME]",
+		Short:   "Install a package by creating its Provider, Configuration or Function",
+		Long:    helpLong("install"),
+		Example: helpExample("install"),
 		GroupID: groupCluster,
 		Args:    cobra.RangeArgs(0, 3),
 		RunE:    runOptions(root, o),
@@ -194,6 +167,11 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	if err := o.gate(ctx, in); err != nil {
 		return err
 	}
+	return o.create(ctx, in, u)
+}
+
+// create creates the package object u, says so, and waits as asked.
+func (o *InstallOptions) create(ctx context.Context, in *action.Install, u *unstructured.Unstructured) error {
 	start := time.Now()
 	p, already, err := in.Create(ctx, o.Spec, u, o.DryRun == dryRunServer)
 	if err != nil {
@@ -205,8 +183,6 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	return in.Wait(ctx, o.Spec, o.Wait.d, start)
 }
 
-// created says what install did: created the object (printed as -o
-// asks), or found the package installed already.
 // gate prints the install's plan when it found something, and stops a
 // blocking one (exit 3) unless --force.
 func (o *InstallOptions) gate(ctx context.Context, in *action.Install) error {
@@ -220,6 +196,8 @@ func (o *InstallOptions) gate(ctx context.Context, in *action.Install) error {
 	return action.Gate(plan.Refused(), o.Force, o.root.IOStreams.ErrOut)
 }
 
+// created says what install did: created the object (printed as -o
+// asks), or found the package installed already.
 func (o *InstallOptions) created(p *installed.Package, already bool) error {
 	switch {
 	case already:

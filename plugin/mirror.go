@@ -13,20 +13,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
-var mirrorExample = `  # Copy a configuration with every package it depends on to a private registry, and
-  # write the ImageConfigs that send Crossplane there (then: kubectl apply -f imageconfigs.yaml)
-  kubectl xpkg mirror xpkg.crossplane.io/crossplane-contrib/configuration-platform:v1.0.0 --to registry.example.com/crossplane > imageconfigs.yaml
-
-  # The closure only: each package's version, digest, and who constrains it
-  kubectl xpkg mirror xpkg.crossplane.io/crossplane-contrib/configuration-platform:v1.0.0 --to registry.example.com/crossplane --dry-run
-
-  # Across an air gap: into an OCI image layout, carried over, then into the registry inside
-  kubectl xpkg mirror xpkg.crossplane.io/crossplane-contrib/configuration-platform:v1.0.0 --to-layout ./platform
-  kubectl xpkg mirror --from-layout ./platform --to registry.example.com/crossplane --pull-secret mirror-creds
-
-  # Everything a running cluster has installed, at the versions it runs
-  kubectl xpkg mirror --from-cluster --to registry.example.com/crossplane`
-
 // MirrorOptions holds the flags and state of `kubectl xpkg mirror`.
 type MirrorOptions struct {
 	To          string
@@ -50,44 +36,10 @@ type MirrorOptions struct {
 func NewCmdMirror(root *Root) *cobra.Command {
 	o := &MirrorOptions{root: root}
 	cmd := &cobra.Command{
-		Use:   "mirror (SOURCE... | --from-layout DIR | --from-cluster) (--to PREFIX | --to-layout DIR)",
-		Short: "Copy packages with their whole dependency closure to another registry or an OCI layout",
-		Long: `Mirror resolves each SOURCE's dependencies (dependsOn) breadth-first as Crossplane's
-resolver does: a semver range to the newest tag of the dependency's repository that it
-admits (tags that are no complete semantic version are skipped), a digest to that
-digest, with every constraint every package of the set puts on a repository. A
-conflict is said in the resolver's words, naming the packages whose constraints
-collide. --dry-run prints the closure (package, version, digest, who constrains it)
-and copies nothing.
-
-Each package is then copied whole: its index, every platform's manifest, config and
-layers, byte for byte, by digest and with its tag, so digests do not change and
-annotations (the base layer's io.crossplane.xpkg) survive. Blobs the destination has
-are not sent again; a package already there at the same digest costs two requests;
-every copy is verified at the destination by digest. A run that fails or is
-interrupted reports only what was verified, and a second run finishes the job.
-
---to PREFIX puts each repository's path under PREFIX (xpkg.crossplane.io/org/pkg goes
-to PREFIX/org/pkg) and writes on stdout the ImageConfigs that send Crossplane's
-package manager there: one per mirrored repository, whose prefix is that repository
-(xpkg.crossplane.io/org/pkg, rewritten to PREFIX/org/pkg), so that its tags, digests
-and version listing go to the copy and the other repositories of the registry do not
-(a repository whose name merely begins with a mirrored one's, org/pkg-extra, is caught
-too: reading through a cluster, mirror names any such package installed); and with
---pull-secret one giving PREFIX's registry that Secret (in Crossplane's namespace).
-Apply them, and install with the canonical references: package names stay those the
-resolver derives, and install, plan -f and outdated read through the rewrite as the
-package manager does. Progress, warnings and the summary go to stderr.
-
---to-layout DIR writes an OCI image layout, each package named by its canonical
-reference (org.opencontainers.image.ref.name), to carry across an air gap; on the
-other side --from-layout DIR --to PREFIX copies it into a registry. --from-cluster
-mirrors what the cluster's Lock holds, at the versions it runs. With --from-cluster, or
-when the command line names a cluster (--context or --kubeconfig), packages are read
-as that cluster's package manager reads them: through its ImageConfigs and pull
-secrets (--no-image-config: as written). Registry credentials come from the docker
-config, per registry, for both ends.`,
-		Example: mirrorExample,
+		Use:     "mirror (SOURCE... | --from-layout DIR | --from-cluster) (--to PREFIX | --to-layout DIR)",
+		Short:   "Copy packages with their whole dependency closure to another registry or an OCI layout",
+		Long:    helpLong("mirror"),
+		Example: helpExample("mirror"),
 		GroupID: groupLocal,
 		RunE:    runOptions(root, o),
 	}
@@ -166,6 +118,15 @@ func (o *MirrorOptions) Run(ctx context.Context) error {
 	if o.DryRun {
 		return printMirrorPlan(o.root.IOStreams.Out, o.Output, plan)
 	}
+	if err := o.copy(ctx, m, plan); err != nil {
+		return err
+	}
+	return printImageConfigs(o.root.IOStreams.Out, o.Output, m.ImageConfigs(plan))
+}
+
+// copy copies what plan lists, saying on stderr what it copies (a bar on
+// a terminal), what it copied, and the strays it left.
+func (o *MirrorOptions) copy(ctx context.Context, m *action.Mirror, plan *action.MirrorPlan) error {
 	errOut := o.root.IOStreams.ErrOut
 	fmt.Fprintf(errOut, "Mirroring %d package(s) to %s\n", len(plan.Packages), mirrorTarget(plan))
 	bar := startMirrorProgress(o.root.events().Bar, len(plan.Packages))
@@ -178,7 +139,7 @@ func (o *MirrorOptions) Run(ctx context.Context) error {
 		return err
 	}
 	warnStrays(ctx, errOut, m, plan)
-	return printImageConfigs(o.root.IOStreams.Out, o.Output, m.ImageConfigs(plan))
+	return nil
 }
 
 // warnStrays says, on stderr, which installed packages the ImageConfigs

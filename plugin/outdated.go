@@ -12,15 +12,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
-var outdatedExample = `  # What every installed package runs, may move to, and could move to
-  kubectl xpkg outdated
-
-  # Providers only, with why a package is held back and the digest it runs
-  kubectl xpkg outdated providers -o wide
-
-  # For a script: {"items": [{"name", "kind", "package", "current", "wanted", "latest", "drifted", ...}]}
-  kubectl xpkg outdated -o json`
-
 // OutdatedOptions holds the flags and state of `kubectl xpkg outdated`.
 type OutdatedOptions struct {
 	Output      string
@@ -45,49 +36,10 @@ type OutdatedReport struct {
 func NewCmdOutdated(root *Root) *cobra.Command {
 	o := &OutdatedOptions{root: root, XPNamespace: defaultXPNamespace}
 	cmd := &cobra.Command{
-		Use:   "outdated [KIND]",
-		Short: "Show which installed packages are behind, what they may move to, and tags that drifted",
-		Long: `Outdated prints one row per installed package:
-
-* CURRENT: the version its active revision runs
-* WANTED: the newest version that every installed package's dependsOn constraint on
-  it admits (from the Lock, and from the versions those packages move to), and whose
-  own dependencies can be met (each installed dependency runs, or moves to, a version
-  its constraint admits; each other has a matching version in its registry): what
-  upgrade --all moves it to
-* LATEST: the newest stable version in its registry
-* DRIFT: yes when the tag it runs now names other content (another digest) than its
-  active revision runs: someone pushed over the tag. Crossplane resolves a tag again
-  only when it reconciles the package, so until then it keeps running the old content
-
-Pre-releases count for WANTED with --pre, or when the package runs one; LATEST is
-always stable. A package pinned by digest (repository:tag@sha256:...) cannot drift,
-but still shows a newer tag. -o wide adds a provider's FAMILY (its current revision's
-label pkg.crossplane.io/provider-family), the digest each package runs and what holds
-WANTED below LATEST: dependents' constraints, and newer versions whose own
-dependencies cannot be met (the package manager would install them and leave them
-unhealthy).
-
-Provider families are judged after the table (rule family-skew): a family whose
-family provider and members run more than one version (members depend on it at
->= 0.0.0, so Crossplane reports nothing), a member in another registry or org than its
-family provider (Crossplane's RBAC manager then grants it none of the family's types),
-a family with two family providers.
-
-No field records the digest a revision runs; its name derives from it: up to
-Crossplane v2.3 the digest's first 12 hex digits, from v2.4 those of
-sha256("<digest hex>|<package generation>"). A digest (the pin, or the tag's) is shown,
-and DRIFT decided, by checking it against the name under both namings; where no
-digest is at hand it is <unknown>.
-
-It lists the packages (one request per package kind) and the provider revisions (one),
-reads the Lock once, and each
-distinct repository once: its tags, and the digest of the tag its packages run, a
-few repositories at a time, with the packages' pull secrets; then the meta object of
-each version a package would move to (not the rest of its layer). Every package is
-decided, also when one kind is asked for. A repository that
-cannot be read leaves its rows marked and the exit status 1.`,
-		Example: outdatedExample,
+		Use:     "outdated [KIND]",
+		Short:   "Show which installed packages are behind, what they may move to, and tags that drifted",
+		Long:    helpLong("outdated"),
+		Example: helpExample("outdated"),
 		GroupID: groupCluster,
 		Args:    cobra.MaximumNArgs(1),
 		RunE:    runOptions(root, o),
@@ -131,21 +83,38 @@ func (o *OutdatedOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	kind := ""
-	if o.kind != "" {
-		if kind, err = action.ResolveKind(cfg, o.kind); err != nil {
-			return err
-		}
+	a, err := o.read(ctx, cfg, nil)
+	if err != nil {
+		return err
+	}
+	return cmp.Or(o.print(a.items, a.findings), action.UnreadError(a.items))
+}
+
+// read asks cfg's cluster what its packages run and may move to, the
+// registry reads shared with other clusters' when shared is set.
+func (o *OutdatedOptions) read(ctx context.Context, cfg *action.Config, shared *action.SharedReads) (*outdatedAnswer, error) {
+	kind, err := resolveKind(cfg, o.kind)
+	if err != nil {
+		return nil, err
 	}
 	od, err := action.NewOutdated(ctx, cfg, o.Pre)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	od.Shared = shared
 	items, _, err := od.Items(ctx, kind)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return cmp.Or(o.print(items, od.Findings()), action.UnreadError(items))
+	return &outdatedAnswer{items, od.Findings()}, nil
+}
+
+// resolveKind is the package kind arg names; "" without one.
+func resolveKind(cfg *action.Config, arg string) (string, error) {
+	if arg == "" {
+		return "", nil
+	}
+	return action.ResolveKind(cfg, arg)
 }
 
 func (o *OutdatedOptions) print(items []*action.Item, findings []action.Finding) error {

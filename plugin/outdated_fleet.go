@@ -40,23 +40,7 @@ type outdatedAnswer struct {
 // (SharedReads: once per resolved reference and credentials).
 func (o *OutdatedOptions) runFleet(ctx context.Context, f *action.Fleet) error {
 	answers := askFleet(ctx, f, func(ctx context.Context, cfg *action.Config) (*outdatedAnswer, error) {
-		kind := ""
-		if o.kind != "" {
-			var err error
-			if kind, err = action.ResolveKind(cfg, o.kind); err != nil {
-				return nil, err
-			}
-		}
-		od, err := action.NewOutdated(ctx, cfg, o.Pre)
-		if err != nil {
-			return nil, err
-		}
-		od.Shared = f.Reads
-		items, _, err := od.Items(ctx, kind)
-		if err != nil {
-			return nil, err
-		}
-		return &outdatedAnswer{items, od.Findings()}, nil
+		return o.read(ctx, cfg, f.Reads)
 	})
 	failed := map[string]error{}
 	for _, a := range answers {

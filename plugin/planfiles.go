@@ -14,18 +14,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
-var planExample = `  # What merging a pull request's package manifests will do to the cluster
-  kubectl xpkg plan -f packages/ -R
-
-  # One manifest: the provider's move, planned as upgrade --dry-run plans it
-  kubectl xpkg plan -f packages/provider-nop.yaml
-
-  # The plan as one document, and uninstalls for packages the manifests leave out
-  kubectl xpkg plan -f packages/ --prune -o json
-
-  # In CI, without a cluster: a pull request's manifests against the target branch's
-  kubectl xpkg plan -f packages/ -R --offline --base base/packages/`
-
 // PlanOptions holds the flags and state of `kubectl xpkg plan`.
 type PlanOptions struct {
 	Filenames   []string
@@ -44,43 +32,10 @@ type PlanOptions struct {
 func NewCmdPlan(root *Root) *cobra.Command {
 	o := &PlanOptions{root: root}
 	cmd := &cobra.Command{
-		Use:   "plan -f FILENAME",
-		Short: "Plan what applying package manifests (a GitOps change) will do to the cluster",
-		Long: `Plan reads package manifests as kubectl diff -f does (files, directories, -R, - for
-stdin), takes every Provider, Configuration and Function in them (other objects are
-ignored and counted), matches each to the cluster's package of its kind and name, and
-plans the difference with the rules of the change it makes, as one set:
-
-* a new spec.package: the upgrade (a rollback when older) exactly as upgrade --dry-run
-  plans it, its dependents' constraints taken from the manifests where they change too;
-* a new package: its install plan (a twin in the Lock, the target's validity and
-  Crossplane constraint, its dependencies against the Lock the set leaves);
-* another spec edit: listed, with what it does on the running Crossplane (from v2.4 a
-  new revision, and under Manual activation a package that runs nothing until the new
-  revision is activated);
-* a package installed explicitly that no manifest names: said; with --prune, its
-  uninstall is planned.
-
-It changes nothing. Exit status: 0 when nothing blocks, 3 when a finding does, 1 when
-the manifests or the cluster could not be read (one line per problem: a YAML error
-with its file and line, a package defined twice, a package API the cluster does not
-serve).
-
-With --offline no cluster is asked (a CI job on a pull request, without its
-credentials): the manifests are planned against each other, the registries, and the
-previous manifests --base names (the target branch's checkout; same forms as -f, -R
-applies to both), matched by kind and name. A new spec.package is planned with what
-the two packages tell (stored versions a CRD's storage version loses, breaking
-changes, validity, downgrade), the constraints of the manifests' packages on it and
-its dependencies against the manifests (one in none: its registry must have a
-matching version); a package not in --base as an install; one in --base and in no
-manifest is said (a GitOps prune would uninstall it). What only the cluster can tell
-(live objects of a dropped kind or version, the running Crossplane) is said once
-(offline). Without --base every package is new.
-
-Rules of its own (the others are upgrade's, rollback's and install's):
-` + action.RulesHelp(action.ActionPlanFiles),
-		Example: planExample,
+		Use:     "plan -f FILENAME",
+		Short:   "Plan what applying package manifests (a GitOps change) will do to the cluster",
+		Long:    helpLong("plan"),
+		Example: helpExample("plan"),
 		GroupID: groupCluster,
 		Args:    exactArgs(0, "no arguments: name the manifests with -f"),
 		RunE:    runOptions(root, o),
@@ -144,24 +99,29 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	}
 	cfg.Offline = o.Offline
 	pf := action.NewPlanFiles(cfg, o.Prune)
-	if len(o.Base) > 0 {
-		base, err := manifest.Read(o.Base, manifest.Options{Recursive: o.Recursive, Stdin: o.root.IOStreams.In})
-		if err != nil {
-			return fmt.Errorf("--base: %w", err)
-		}
-		pf.Base = manifests(base)
+	if pf.Base, err = o.base(); err != nil {
+		return err
 	}
 	fp, err := pf.Plan(ctx, manifests(set), set.Ignored)
 	if err != nil {
 		return err
 	}
-	if err := o.print(fp); err != nil {
+	if err := o.print(fp); err != nil || !fp.Blocking() {
 		return err
 	}
-	if fp.Blocking() {
-		return exit.WithCode(exit.PlanRefused, exit.Silent)
+	return exit.WithCode(exit.PlanRefused, exit.Silent)
+}
+
+// base reads the manifests --base names (none without it).
+func (o *PlanOptions) base() ([]action.Manifest, error) {
+	if len(o.Base) == 0 {
+		return nil, nil
 	}
-	return nil
+	base, err := manifest.Read(o.Base, manifest.Options{Recursive: o.Recursive, Stdin: o.root.IOStreams.In})
+	if err != nil {
+		return nil, fmt.Errorf("--base: %w", err)
+	}
+	return manifests(base), nil
 }
 
 func (o *PlanOptions) print(fp *action.FilesPlan) error {

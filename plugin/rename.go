@@ -15,15 +15,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
-var renameExample = `  # The plan: what the package installed, what depends on it, and the steps
-  kubectl xpkg rename provider/family-aws --dry-run
-
-  # Give a package the name Crossplane's resolver gives its repository
-  kubectl xpkg rename provider/family-aws --yes
-
-  # Another name (refused when other packages depend on it)
-  kubectl xpkg rename function/fn-go-templating function-go-templating --yes`
-
 // DefaultRenameTimeout bounds a rename: every wait in it, each package's
 // runtime stopping and starting.
 const DefaultRenameTimeout = 10 * time.Minute
@@ -50,59 +41,10 @@ func NewRenameOptions(genericiooptions.IOStreams) *RenameOptions {
 func NewCmdRename(root *Root) *cobra.Command {
 	o := NewRenameOptions(root.IOStreams)
 	cmd := &cobra.Command{
-		Use:   "rename NAME|KIND/NAME [NEW-NAME]",
-		Short: "Give a package another name, by default its resolver name, keeping every object it installed",
-		Long: `Rename gives an installed package another name: by default the one Crossplane's
-resolver derives from its repository (the repository path as a DNS label), under which
-it installs the package as a dependency. A package others depend on, under another name,
-gets a twin from the resolver whenever the Lock has no entry for it (kubectl xpkg doctor's
-twin-name), and two packages of one source take every package down.
-
-Crossplane hands control of an object only between revisions of one package (v2.4), or
-not at all while a revision holds it (v2.3), and refuses two packages of one source in
-the Lock. So rename, in this order:
-
-* creates the new package paused (crossplane.io/paused), with the old one's spec:
-   the package manager makes no revision of it, and the resolver finds the name taken;
-* pauses the old package and deactivates its revision, which leaves the Lock, stops
-   its runtime and releases control of what it installed (its owner reference stays:
-   nothing is deleted); rename releases what the revision's status.objectRefs misses.
-   Paused, not set to Manual activation: on v2.4 the edit that sets Manual makes
-   another revision, which enters the Lock beside the running one;
-* unpauses the new package and waits until it is installed and healthy, its revision
-   controls every object the old one controlled, the Lock holds it once, and every
-   dependent is healthy;
-* makes the new package an owner of what only older revisions owned, deletes the old
-   package, and checks that every object it installed, and every live object of their
-   kinds, is still there.
-
-A step that fails (or Ctrl-C, or --timeout) undoes the steps before it, in reverse: the
-old package active and healthy again, then the new one deleted; exit status 1 (124 on
-a time-out, 4 when another writer changed an object under it, 5 when the undo fails
-too). Once the old package is being deleted there is
-nothing to undo. While it waits, rename reads both packages every second and stops at
-once (undoing first, exit status 4) when another writer unpauses, deletes or edits one.
-
-Before each step rename records it on both packages, in the annotation
-kubectl-xpkg.github.io/operation (the operation, its id, both packages, the step). A
-rename killed mid-way (SIGKILL, a closed CI runner) leaves that record: kubectl xpkg
-doctor names it (unfinished-operation), and the same command run again finishes it,
-each step finding done what the run cut short did; with --undo it undoes it instead.
-
-Nothing is changed before the rename is planned; a blocking finding stops it with exit
-status 3 unless --force. The rules:
-
-` + action.RulesHelp(action.ActionRename) + `
-
-Doctor's blocking findings about the Lock as a whole (duplicate-lock-node,
-dependency-unresolved), and about the package or what it installed (control-conflict,
-stored-version-undefined, objects-missing), stop it too: the rename ends by waiting
-for the Lock to hold the new package.
-
-On a terminal, rename asks before changing anything unless --yes. --dry-run prints the
-plan and exits as the rename would; --dry-run=server has the API server check the new
-package and the old one's pause too.`,
-		Example: renameExample,
+		Use:     "rename NAME|KIND/NAME [NEW-NAME]",
+		Short:   "Give a package another name, by default its resolver name, keeping every object it installed",
+		Long:    helpLong("rename"),
+		Example: helpExample("rename"),
 		GroupID: groupCluster,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 || len(args) > 2 {
@@ -161,41 +103,56 @@ func (o *RenameOptions) Run(ctx context.Context) error {
 	if err != nil || plan == nil {
 		return err
 	}
-	if err := o.show(plan); err != nil {
+	if proceed, err := o.gate(plan); !proceed || err != nil {
 		return err
 	}
-	if err := action.Gate(plan.Refused(), o.Plan.Force, o.root.IOStreams.ErrOut); err != nil || o.Plan.DryRun == dryRunClient {
-		return err
-	}
-	question := fmt.Sprintf("Rename %s to %s?", plan.Package, plan.To)
-	switch {
-	case plan.Resume != nil && plan.Undo:
-		question = fmt.Sprintf("Undo the rename of %s to %s?", plan.Package, plan.To)
-	case plan.Resume != nil:
-		question = fmt.Sprintf("Finish the rename of %s to %s?", plan.Package, plan.To)
-	}
-	if !confirm(o.root, o.Yes || o.Plan.DryRun != dryRunNone, question) {
+	if !confirm(o.root, o.Yes || o.Plan.DryRun != dryRunNone, renameQuestion(plan)) {
 		return errors.New("rename cancelled")
 	}
 	res, err := rn.Apply(ctx, plan)
 	if err != nil {
 		return err
 	}
-	out := o.Plan.results(o.root)
-	if res.DryRun {
-		fmt.Fprintf(out, "%s would be renamed to %s (server dry run: the new package and the pause checked; nothing changed)\n", res.From, res.To)
-		return nil
-	}
-	if res.LeftOver {
-		fmt.Fprintf(out, "rename of %s to %s finished: %s was deleted already, and %s is installed and healthy\n", res.From, res.To, res.From, res.To)
-		return nil
-	}
-	if res.Undone {
-		fmt.Fprintf(out, "rename of %s to %s undone: %s is installed and healthy under its name again, and %s is gone\n", res.From, res.To, res.From, res.To)
-		return nil
-	}
-	fmt.Fprintf(out, "%s renamed to %s: %d objects handed over, %d live objects of their kinds kept\n", res.From, res.To, res.Objects, res.Live)
+	printRenamed(o.Plan.results(o.root), res)
 	return nil
+}
+
+// renameQuestion is what rename asks before it changes anything.
+func renameQuestion(plan *action.RenamePlan) string {
+	switch {
+	case plan.Resume != nil && plan.Undo:
+		return fmt.Sprintf("Undo the rename of %s to %s?", plan.Package, plan.To)
+	case plan.Resume != nil:
+		return fmt.Sprintf("Finish the rename of %s to %s?", plan.Package, plan.To)
+	}
+	return fmt.Sprintf("Rename %s to %s?", plan.Package, plan.To)
+}
+
+// printRenamed says how the rename ended.
+func printRenamed(out io.Writer, res *action.RenameResult) {
+	switch {
+	case res.DryRun:
+		fmt.Fprintf(out, "%s would be renamed to %s (server dry run: the new package and the pause checked; nothing changed)\n", res.From, res.To)
+	case res.LeftOver:
+		fmt.Fprintf(out, "rename of %s to %s finished: %s was deleted already, and %s is installed and healthy\n", res.From, res.To, res.From, res.To)
+	case res.Undone:
+		fmt.Fprintf(out, "rename of %s to %s undone: %s is installed and healthy under its name again, and %s is gone\n", res.From, res.To, res.From, res.To)
+	default:
+		fmt.Fprintf(out, "%s renamed to %s: %d objects handed over, %d live objects of their kinds kept\n", res.From, res.To, res.Objects, res.Live)
+	}
+}
+
+// gate prints the plan and says whether the rename may go ahead: a
+// blocking finding stops it (exit 3) unless --force; a client dry run
+// stops here too, exiting as the rename would.
+func (o *RenameOptions) gate(plan *action.RenamePlan) (proceed bool, err error) {
+	if err := o.show(plan); err != nil {
+		return false, err
+	}
+	if err := action.Gate(plan.Refused(), o.Plan.Force, o.root.IOStreams.ErrOut); err != nil {
+		return false, err
+	}
+	return o.Plan.DryRun != dryRunClient, nil
 }
 
 // show prints the plan: as a document to stdout with -o, as text to

@@ -11,15 +11,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 )
 
-var rollbackExample = `  # The plan only: a rollback can strand a stored version too
-  kubectl xpkg rollback provider-nop --dry-run
-
-  # Go back to the version the previous revision ran, waiting until it is healthy
-  kubectl xpkg rollback provider-nop --wait
-
-  # Go back to a revision Crossplane keeps (its name, or its number in describe)
-  kubectl xpkg rollback provider/provider-nop --to-revision 2`
-
 // RollbackOptions holds the flags and state of `kubectl xpkg rollback`.
 type RollbackOptions struct {
 	ToRevision  string
@@ -43,32 +34,10 @@ func NewRollbackOptions(genericiooptions.IOStreams) *RollbackOptions {
 func NewCmdRollback(root *Root) *cobra.Command {
 	o := NewRollbackOptions(root.IOStreams)
 	cmd := &cobra.Command{
-		Use:   "rollback NAME|KIND/NAME",
-		Short: "Point a package back at the version of an earlier revision, after a plan",
-		Long: `Rollback points the package's spec.package back at the image of its previous
-revision (the newest older one with another image), or of the revision --to-revision
-names (its name, or its number as kubectl xpkg describe lists it), among those Crossplane
-keeps (spec.revisionHistoryLimit, 1 by default). Crossplane cannot re-activate an old
-revision by itself; pointing the package back at its image makes the package manager
-answer, as each release does:
-
-* Crossplane up to v2.3 names a revision after its image's digest: it reuses the old
-  revision, activates it and renumbers it as the newest.
-* Crossplane v2.4 and later name a revision after the digest and the package's
-  generation, which the rollback moves on: they make a new revision of the old image,
-  numbered as the newest, and garbage-collect the oldest past the history limit.
-
-A rollback is planned like an upgrade (see kubectl xpkg upgrade --help): going back can
-drop a version objects are stored at too (stored-version-dropped), and dependents'
-constraints still count. A downgrade is expected here, so it is only noted. A blocking
-finding stops it with exit status 3 unless --force; --dry-run prints the plan and exits
-as the rollback would. The rules:
-
-` + action.RulesHelp(action.ActionRollback) + `
-
---wait waits until the old version is installed, healthy and
-its definitions established.`,
-		Example: rollbackExample,
+		Use:     "rollback NAME|KIND/NAME",
+		Short:   "Point a package back at the version of an earlier revision, after a plan",
+		Long:    helpLong("rollback"),
+		Example: helpExample("rollback"),
 		GroupID: groupCluster,
 		Args:    exactArgs(1, "NAME"),
 		RunE:    runOptions(root, o),

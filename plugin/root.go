@@ -72,13 +72,9 @@ func newRoot(streams genericiooptions.IOStreams) *Root {
 func (root *Root) command() *cobra.Command {
 	streams := root.IOStreams
 	cmd := &cobra.Command{
-		Use:   "kubectl-xpkg",
-		Short: "Manage Crossplane packages: install, inspect, upgrade and compare providers, configurations and functions",
-		Long: `kubectl xpkg manages Crossplane packages (providers, configurations and functions).
-
-Cluster commands drive Crossplane's package manager through the cluster's package
-objects, using your kubeconfig and the usual kubectl flags. Local commands read
-packages from registries, .xpkg files, OCI layouts and directories.`,
+		Use:           "kubectl-xpkg",
+		Short:         "Manage Crossplane packages: install, inspect, upgrade and compare providers, configurations and functions",
+		Long:          helpLong("root"),
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: DisplayName},
 		SilenceUsage:  true,
 		SilenceErrors: true,

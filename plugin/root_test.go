@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"strings"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
 )
@@ -46,7 +46,7 @@ func provider(name string) *unstructured.Unstructured {
 // the real API server through the plugin's own clients, selected by --context.
 func TestClientFactoryProviderLifecycle(t *testing.T) {
 	env := testenv.Get(t)
-	clients := (&action.Config{Getter: rootWithFlags(t, "--kubeconfig", env.Kubeconfig, "--context", testenv.ContextAdmin).ConfigFlags}).Clients()
+	clients := cluster.NewClients(rootWithFlags(t, "--kubeconfig", env.Kubeconfig, "--context", testenv.ContextAdmin).ConfigFlags)
 	ctx := context.Background()
 
 	mapper, err := clients.Mapper()
@@ -96,7 +96,7 @@ func TestClientFactoryProviderLifecycle(t *testing.T) {
 // the server's denial as the one line a user would read.
 func TestRBACDenialIsOneLine(t *testing.T) {
 	env := testenv.Get(t)
-	clients := (&action.Config{Getter: rootWithFlags(t, "--kubeconfig", env.Kubeconfig, "--context", testenv.ContextUser).ConfigFlags}).Clients()
+	clients := cluster.NewClients(rootWithFlags(t, "--kubeconfig", env.Kubeconfig, "--context", testenv.ContextUser).ConfigFlags)
 	dyn, err := clients.Dynamic()
 	if err != nil {
 		t.Fatal(err)

@@ -10,12 +10,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
-var treeExample = `  # Every installed package and what it depends on, from the Lock
-  kubectl xpkg tree
-
-  # One package's dependencies, as a Graphviz graph
-  kubectl xpkg tree configuration-aws-network -o dot | dot -Tsvg > deps.svg`
-
 // TreeOptions holds the flags and state of `kubectl xpkg tree`.
 type TreeOptions struct {
 	Output  string
@@ -30,7 +24,7 @@ func NewCmdTree(root *Root) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "tree [NAME]",
 		Short:   "Show the dependency tree of installed packages, with versions and health",
-		Example: treeExample,
+		Example: helpExample("tree"),
 		GroupID: groupCluster,
 		Args:    cobra.MaximumNArgs(1),
 		RunE:    runOptions(root, o),

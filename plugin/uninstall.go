@@ -17,16 +17,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
-var uninstallExample = `  # Uninstall a configuration, waiting until its revisions are gone
-  kubectl xpkg uninstall configuration-aws-network --wait
-
-  # Also remove the dependencies Crossplane installed for it that nothing else needs
-  # (Crossplane never removes them)
-  kubectl xpkg uninstall configuration/configuration-aws-network --with-dependencies --yes
-
-  # See the plan: what would be removed, and what that would break
-  kubectl xpkg uninstall configuration-aws-network --with-dependencies --dry-run`
-
 // UninstallOptions holds the flags and state of `kubectl xpkg uninstall`.
 type UninstallOptions struct {
 	Yes      bool
@@ -46,30 +36,10 @@ func NewUninstallOptions(genericiooptions.IOStreams) *UninstallOptions { return 
 func NewCmdUninstall(root *Root) *cobra.Command {
 	o := NewUninstallOptions(root.IOStreams)
 	cmd := &cobra.Command{
-		Use:   "uninstall NAME|KIND/NAME...",
-		Short: "Uninstall packages, refusing to break their dependents or delete live objects",
-		Long: `Uninstall deletes package objects; Crossplane removes their revisions and the
-definitions they installed (CRDs, MRDs, XRDs), and with a definition every object of
-its kind. Before deleting anything, uninstall plans the removal; a blocking finding
-stops it with exit status 3 unless --force. The rules:
-
-` + action.RulesHelp(action.ActionUninstall) + `
-
-Crossplane never removes dependencies: --with-dependencies also removes those that
-nothing else needs and that Crossplane's package manager installed as dependencies
-(as apt's autoremove does: the field manager that set a package's spec.package,
-which is all that records who installed it, is Crossplane's alone), after the named
-packages are gone, and plans them too. On a
-terminal, uninstall asks before deleting unless --yes. --dry-run prints the plan and
-exits as the uninstall would.
-
-Each deletion is planned again just before it is made (after the prompt, and after
-waiting for the named packages to go) and made with the package's UID and
-resourceVersion as preconditions (a resourceVersion moved by status writes alone is
-read again): a finding the approved plan did not have (another dependent, more live
-objects) or a package changed or made again since stops the uninstall with exit
-status 4, deleting nothing more.`,
-		Example: uninstallExample,
+		Use:     "uninstall NAME|KIND/NAME...",
+		Short:   "Uninstall packages, refusing to break their dependents or delete live objects",
+		Long:    helpLong("uninstall"),
+		Example: helpExample("uninstall"),
 		GroupID: groupCluster,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {

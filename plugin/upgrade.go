@@ -12,35 +12,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 )
 
-var upgradeExample = `  # Upgrade to the newest stable version above the current one
-  kubectl xpkg upgrade provider-nop --wait
-
-  # To a version, a semver range (the newest match), or a digest
-  kubectl xpkg upgrade provider/provider-nop v0.4.0
-  kubectl xpkg upgrade provider-nop '>=0.3 <1'
-  kubectl xpkg upgrade function-patch-and-transform sha256:bfc07109d1d45ac6448e51d47060d20f30356ccc152ecec78c1b7721ebd05746
-
-  # The plan only, for a CI gate: it exits 3 when a blocking finding would stop the upgrade
-  kubectl xpkg upgrade provider-nop v0.4.0 --dry-run -o json
-
-  # Roll back by itself if the new version is not installed, healthy and established within 5 minutes
-  kubectl xpkg upgrade provider-nop v0.4.0 --atomic
-
-  # Activate the first revision of a package installed with --manual-activation
-  kubectl xpkg upgrade configuration-aws-network --activate --wait
-
-  # A package with Manual activation: upgrade and activate the new revision
-  kubectl xpkg upgrade configuration-aws-network v0.23.0 --activate --wait
-
-  # Pin the new version by digest: spec.package becomes repository:tag@sha256:...
-  # (not for a package that others depend on with a version range: see below)
-  kubectl xpkg upgrade function-patch-and-transform v0.10.8 --pin
-
-  # Every package to its WANTED version (kubectl xpkg outdated), dependencies
-  # first, each waited for before the next; the combined plan alone first
-  kubectl xpkg upgrade --all --dry-run
-  kubectl xpkg upgrade --all --wait --atomic`
-
 // UpgradeOptions holds the flags and state of `kubectl xpkg upgrade`.
 type UpgradeOptions struct {
 	All         bool
@@ -68,59 +39,10 @@ func NewUpgradeOptions(streams genericiooptions.IOStreams) *UpgradeOptions {
 func NewCmdUpgrade(root *Root) *cobra.Command {
 	o := NewUpgradeOptions(root.IOStreams)
 	cmd := &cobra.Command{
-		Use:   "upgrade (NAME|KIND/NAME [VERSION] | --all | --family NAME [VERSION])",
-		Short: "Point a package at another version, after a plan of what the change would break",
-		Long: `Upgrade changes only the package's spec.package, and only while it still names what
-the plan read: a JSON patch tests the package's UID, spec generation and reference
-before replacing the reference, so the package manager's status writes or a user's
-labels never conflict, but another writer's change of the reference or the spec, or
-the package made again, stops the upgrade with nothing changed (exit status 4). Crossplane's package manager then
-creates and activates a new revision. VERSION is a tag, a digest, or a semver constraint (the newest
-matching tag); without it, the newest stable tag above the current version. Tags are
-listed from the registry and ordered by semantic version; pre-releases count only with
---pre. With Manual activation the new revision waits to be activated: --activate does
-it; --activate without VERSION activates the revision of the package's current version.
-
-Before changing anything, upgrade plans the change: it compares the running revision's
-package with the new version (as kubectl xpkg diff does) and checks the result against
-the cluster. A blocking finding stops the upgrade with exit status 3 unless --force;
-warnings and notes (info) are printed and do not stop it. The rules:
-
-` + action.RulesHelp(action.ActionUpgrade) + `
-
---dry-run prints the plan and exits as the upgrade would.
-
---wait waits until the new revision is installed and healthy and every definition it
-installed (CRD, MRD, XRD) is established: a revision can report Healthy while its
-definitions cannot be applied. --atomic (implies --wait) puts the previous version back
-when that does not happen in time, waits for it, and exits non-zero.
-
---pin resolves the new tag to the digest it names now and writes
-repository:tag@sha256:..., so that the package manager pulls exactly that content
-even if the tag is pushed over. A package others depend on with a version range
-cannot be pinned: Crossplane records a pinned package's version as its digest and
-cannot check a range against it (pinned-dependency, blocking).
-
---all moves every installed package to its WANTED version (see kubectl xpkg
-outdated): the newest version every dependent's constraint admits. It plans every
-step first and prints the combined plan; a blocking finding in any step stops it
-before anything changes, unless --force. The steps then run dependencies first; each
-step after the first is planned again just before it runs, since the cluster changed.
-With --wait each step is waited for before the next; with --atomic the step that
-fails is rolled back and the steps after it are not tried. Packages pinned by digest
-stay pinned, at their new version's digest. A provider family of which any provider
-moves moves as one, to the version --family would choose (unless one of its providers
-runs a newer one).
-
---family NAME moves a provider family as one (the providers whose current revision is
-labelled pkg.crossplane.io/provider-family: NAME; see FAMILY in kubectl xpkg get -o
-wide): the family provider and every member installed, to VERSION, or to the newest
-version that every one of their repositories has and every installed package's
-constraint admits. One combined plan, gated as --all's; the family provider goes first,
-then the members, each planned again before it runs. With --atomic, when a member
-fails, it is rolled back and so is every provider of the family moved before it, the
-last first: the family ends where it was.`,
-		Example: upgradeExample,
+		Use:     "upgrade (NAME|KIND/NAME [VERSION] | --all | --family NAME [VERSION])",
+		Short:   "Point a package at another version, after a plan of what the change would break",
+		Long:    helpLong("upgrade"),
+		Example: helpExample("upgrade"),
 		GroupID: groupCluster,
 		Args:    cobra.RangeArgs(0, 2),
 		RunE:    runOptions(root, o),

@@ -11,15 +11,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/validate"
 )
 
-var validateExample = `  # Check a package in a registry against the xpkg specification
-  kubectl xpkg validate xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.4.0
-
-  # Check a package source directory and a built .xpkg before pushing them
-  kubectl xpkg validate ./package ./provider-nop.xpkg
-
-  # A report for CI: exit 0 valid, 1 invalid, 2 could not read
-  kubectl xpkg validate ./package -o json`
-
 // ValidateOptions holds the flags and state of `kubectl xpkg validate`.
 type ValidateOptions struct {
 	Output string
@@ -40,17 +31,10 @@ type ValidateReport struct {
 func NewCmdValidate(root *Root) *cobra.Command {
 	o := &ValidateOptions{root: root}
 	cmd := &cobra.Command{
-		Use:   "validate SOURCE...",
-		Short: "Check packages against the xpkg specification and report every violation",
-		Long: `Validate reads each package (registry reference, .xpkg tarball, OCI layout or package
-directory) and checks the xpkg image rules and the package.yaml content rules: exactly
-one meta object, only the object kinds its package kind allows, well-formed names,
-CRDs, dependencies and version constraints. It reports every violation, not just the
-first, then a summary line.
-
-Exit status: 0 every package is valid, 1 some package is invalid, 2 some package
-could not be read.`,
-		Example: validateExample,
+		Use:     "validate SOURCE...",
+		Short:   "Check packages against the xpkg specification and report every violation",
+		Long:    helpLong("validate"),
+		Example: helpExample("validate"),
 		GroupID: groupLocal,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {

@@ -14,15 +14,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/version"
 )
 
-var versionExample = `  # Print the plugin version and the Crossplane package APIs the cluster serves
-  kubectl xpkg version
-
-  # Print only the plugin version, without contacting a cluster
-  kubectl xpkg version --client
-
-  # Print everything as JSON, for scripts
-  kubectl xpkg version -o json`
-
 // VersionOptions holds the flags and state of `kubectl xpkg version`.
 type VersionOptions struct {
 	ClientOnly bool
@@ -39,7 +30,7 @@ func NewCmdVersion(root *Root) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "version [--client] [-o json|yaml]",
 		Short:   "Print the plugin version and the package APIs the cluster serves",
-		Example: versionExample,
+		Example: helpExample("version"),
 		Args:    cobra.NoArgs,
 		RunE:    runOptions(root, o),
 	}

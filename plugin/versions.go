@@ -11,12 +11,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
-var versionsExample = `  # The versions of a package, newest first, the installed one marked
-  kubectl xpkg versions crossplane-contrib/provider-nop
-
-  # Only those a dependency constraint admits, pre-releases included
-  kubectl xpkg versions xpkg.crossplane.io/crossplane-contrib/provider-helm --constraint '>=1.3 <2' --pre`
-
 // VersionsOptions holds the flags and state of `kubectl xpkg versions`.
 type VersionsOptions struct {
 	Pre         bool
@@ -33,16 +27,10 @@ type VersionsOptions struct {
 func NewCmdVersions(root *Root) *cobra.Command {
 	o := &VersionsOptions{root: root}
 	cmd := &cobra.Command{
-		Use:   "versions REPOSITORY",
-		Short: "List a package repository's versions, newest first, marking the installed one",
-		Long: `Versions lists the tags of a package repository ordered by semantic version, newest
-first, with tags that are no semantic version last. Pre-releases show only with --pre;
---constraint keeps the versions a semver range admits (and then drops the tags that are
-no version). When a cluster is reachable, the repository is read as its package manager
-reads it (through the ImageConfig that rewrites it, with an ImageConfig's pull secret;
---no-image-config reads it as written), and the version each installed package of the
-repository runs is marked.`,
-		Example: versionsExample,
+		Use:     "versions REPOSITORY",
+		Short:   "List a package repository's versions, newest first, marking the installed one",
+		Long:    helpLong("versions"),
+		Example: helpExample("versions"),
 		GroupID: groupLocal,
 		Args:    exactArgs(1, "REPOSITORY"),
 		RunE:    runOptions(root, o),

@@ -53,10 +53,6 @@ func (e *AtomicError) Error() string {
 
 func (e *AtomicError) Unwrap() error { return e.Err }
 
-// DefaultRollbackBudget bounds an atomic change's rollback beyond --wait's:
-// the change's own wait may be spent, or cut short by an interruption.
-const DefaultRollbackBudget = 2 * time.Minute
-
 // Apply points the package at target and, as asked, activates the new
 // revision and waits until it is truly installed; with Atomic, a failure
 // puts the previous reference back. An interruption is a failure too: the
@@ -88,7 +84,7 @@ func (c *Change) Apply(ctx context.Context, in *Installed, target string, o Appl
 // elsewhere; and when it has not landed once the budget is spent, the
 // error says where the package points.
 func (c *Change) followUnanswered(ctx context.Context, pkg *installed.Package, target string, cause error, o ApplyOptions) (*installed.Package, error) {
-	budget := cmp.Or(o.RollbackBudget, max(o.Wait, DefaultRollbackBudget))
+	budget := c.rollback(o).budget()
 	fmt.Fprintf(o.Progress, "%s: %v\n%s: following it for up to %s, to roll it back if it lands\n", pkg.KindName(), cause, pkg.KindName(), cluster.Round(budget))
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
@@ -112,58 +108,33 @@ func (c *Change) followUnanswered(ctx context.Context, pkg *installed.Package, t
 	}
 }
 
-// rollBack points the package (updated, pointing at target) back at what
-// it was (pkg) and waits for it: the PATCH is sent again, backing off,
-// while the API server fails it, until the budget is spent, but not when
-// another writer has moved the package since, which is theirs.
+// rollBack puts the package (updated, pointing at target) back as it was
+// (pkg) through the Rollback action, within its budget, and says how the
+// change ended.
 func (c *Change) rollBack(ctx context.Context, pkg, updated *installed.Package, target string, cause error, o ApplyOptions) (*installed.Package, error) {
 	why := "failed"
 	if ctx.Err() != nil {
 		why = "was interrupted"
 	}
 	fmt.Fprintf(o.Progress, "%s: %s %s: %v\n%s: rolling back to %s\n", pkg.KindName(), target, why, cause, pkg.KindName(), pkg.Source)
-	budget := cmp.Or(o.RollbackBudget, max(o.Wait, DefaultRollbackBudget))
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
-	defer cancel()
-	ae := &AtomicError{Package: pkg.KindName(), To: target, Back: pkg.Source, Err: cause, Now: target}
-	delay := 500 * time.Millisecond
-	for {
-		back, err := c.Cluster.SetPackage(rctx, updated, pkg.Source, false)
-		if err == nil {
-			ae.Now = pkg.Source
-			// The previous revision was active: activate it again whatever
-			// the policy.
-			if o.Wait > 0 {
-				o.Wait = time.Until(deadlineOf(rctx))
-			}
-			ae.RollbackErr = c.settle(rctx, back, true, o, true)
-			return back, ae
-		}
-		var changed *cluster.ChangedError
-		if errors.As(err, &changed) && changed.Landed(pkg.Source) {
-			// An earlier try whose answer never came landed after all.
-			if back, err = c.Cluster.Get(rctx, pkg.Kind, pkg.Name); err == nil {
-				ae.Now = pkg.Source
-				if o.Wait > 0 {
-					o.Wait = time.Until(deadlineOf(rctx))
-				}
-				ae.RollbackErr = c.settle(rctx, back, true, o, true)
-				return back, ae
-			}
-		}
-		if errors.As(err, &changed) {
-			ae.RollbackErr, ae.Now = err, changed.Now
-			return updated, ae
-		}
-		select {
-		case <-rctx.Done():
-			ae.RollbackErr = fmt.Errorf("gave up after %s: %w", cluster.Round(budget), err)
-			return updated, ae
-		case <-time.After(delay):
-		}
-		fmt.Fprintf(o.Progress, "%s: the rollback failed (%v); trying again\n", pkg.KindName(), err)
-		delay = min(2*delay, 10*time.Second)
+	back, moved, err := c.rollback(o).putBack(ctx, pkg, updated)
+	ae := &AtomicError{Package: pkg.KindName(), To: target, Back: pkg.Source, Err: cause, Now: target, RollbackErr: err}
+	var changed *cluster.ChangedError
+	switch {
+	case moved:
+		ae.Now = pkg.Source
+	case errors.As(err, &changed):
+		ae.Now = changed.Now
 	}
+	return back, ae
+}
+
+// rollback is the Rollback action that puts the package back when the
+// change fails, reporting where o says, within o's rollback budget.
+func (c *Change) rollback(o ApplyOptions) *Rollback {
+	rb := NewRollback(&Config{cluster: c.Cluster, Limits: c.Limits, XPNamespace: c.XPNamespace, Events: Events{Progress: o.Progress}})
+	rb.Options, rb.Budget = ChangeOptions{Wait: o.Wait, Out: o.Out}, o.RollbackBudget
+	return rb
 }
 
 func deadlineOf(ctx context.Context) time.Time {

@@ -61,18 +61,20 @@ func (e Events) progress() io.Writer {
 	return e.Progress
 }
 
-// Clients are the API clients the kubectl flags resolve to, built once.
-func (c *Config) Clients() *cluster.Clients {
+// apiClients are the API clients the kubectl flags resolve to, built
+// once. Unexported, as connect is: the command layer reaches the cluster
+// through the actions only.
+func (c *Config) apiClients() *cluster.Clients {
 	if c.clients == nil {
 		c.clients = cluster.NewClients(c.Getter)
 	}
 	return c.clients
 }
 
-// Cluster discovers the cluster's package API and connects to it, once.
+// connect discovers the cluster's package API and connects to it, once.
 // Offline it is a cluster that only builds objects (unless an API group
 // was asked for, which needs discovery).
-func (c *Config) Cluster() (*cluster.Cluster, error) {
+func (c *Config) connect() (*cluster.Cluster, error) {
 	if c.cluster != nil {
 		return c.cluster, nil
 	}
@@ -80,7 +82,7 @@ func (c *Config) Cluster() (*cluster.Cluster, error) {
 		c.cluster = cluster.NewCluster(nil, cluster.StaticDialect(), "")
 		return c.cluster, nil
 	}
-	cl, err := cluster.Connect(c.Clients(), c.APIGroup)
+	cl, err := cluster.Connect(c.apiClients(), c.APIGroup)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +102,7 @@ func (c *Config) Registry(ctx context.Context) (*Registry, error) {
 		c.registry = DirectRegistry(c.Source)
 		return c.registry, nil
 	}
-	cl, err := c.Cluster()
+	cl, err := c.connect()
 	if err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ func (d *Doctor) Run(ctx context.Context) (*Report, error) {
 // examine reads the state and applies the rules: the report, and the
 // state it was made from.
 func (d *Doctor) examine(ctx context.Context) (*Report, *state, error) {
-	c, err := d.cfg.Cluster()
+	c, err := d.cfg.connect()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -152,7 +152,7 @@ func (s *state) goneEntrySteps() []RepairStep {
 // now, as YAML documents that kubectl apply -f takes back (what only the
 // API server sets is left out), and returns how many it wrote.
 func (d *Doctor) Backup(ctx context.Context, rep *Report, w io.Writer) (int, error) {
-	c, err := d.cfg.Cluster()
+	c, err := d.cfg.connect()
 	if err != nil {
 		return 0, err
 	}
@@ -230,7 +230,7 @@ func (d *Doctor) Repair(ctx context.Context, rep *Report, o RepairOptions) error
 }
 
 func (d *Doctor) repair(ctx context.Context, rep *Report, o RepairOptions) error {
-	c, err := d.cfg.Cluster()
+	c, err := d.cfg.connect()
 	if err != nil {
 		return err
 	}

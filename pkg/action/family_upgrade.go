@@ -1,12 +1,12 @@
 package action
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -203,14 +203,15 @@ func newer(a, b string) bool {
 	return errA == nil && errB == nil && va.GreaterThan(vb)
 }
 
-// rollBackFamily puts the steps done back where they were, the last
-// first, each waited for, once a step of the family failed (its own
-// --atomic rolled it back already).
+// rollBackFamily puts the steps done back where they were through the
+// Rollback action, the last first, each waited for, once a step of the
+// family failed (its own --atomic rolled it back already). The steps
+// share one rollback budget.
 func (u *UpgradeAll) rollBackFamily(ctx context.Context, ps *Plans, se *StepError, o ApplyOptions) error {
-	back := o
-	back.Atomic = false
+	rb := u.Change.rollback(o)
+	deadline := time.Now().Add(rb.budget())
 	// Also after Ctrl-C: the family must not be left half moved.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(o.RollbackBudget, max(o.Wait, DefaultRollbackBudget)))
+	rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
 	var errs []error
 	for i := len(ps.steps) - 1; i >= 0; i-- {
@@ -218,20 +219,18 @@ func (u *UpgradeAll) rollBackFamily(ctx context.Context, ps *Plans, se *StepErro
 		if !slices.Contains(se.Done, s.Plan.Package) {
 			continue
 		}
-		fmt.Fprintf(o.Progress, "%s: rolling back to %s, since %s failed and a family moves as one\n", s.Plan.Package, s.Installed.Package.Source, se.Step.Plan.Package)
-		now, err := u.Change.Cluster.Get(rctx, s.Installed.Package.Kind, s.Installed.Package.Name)
-		var in *Installed
+		was := s.Installed.Package
+		fmt.Fprintf(o.Progress, "%s: rolling back to %s, since %s failed and a family moves as one\n", s.Plan.Package, was.Source, se.Step.Plan.Package)
+		now, err := u.Change.Cluster.Get(rctx, was.Kind, was.Name)
 		if err == nil {
-			in, err = ReadInstalled(rctx, u.Outdated.Registry, now)
-		}
-		if err == nil {
-			_, err = u.Change.Apply(rctx, in, s.Installed.Package.Source, back)
+			rb.Budget = max(time.Until(deadline), time.Nanosecond)
+			_, _, err = rb.putBack(rctx, was, now)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("roll back %s to %s: %w", s.Plan.Package, s.Installed.Package.Source, err))
+			errs = append(errs, fmt.Errorf("roll back %s to %s: %w", s.Plan.Package, was.Source, err))
 			continue
 		}
-		fmt.Fprintf(o.Out, "%s rolled back to %s\n", s.Plan.Package, s.Installed.Package.Version)
+		fmt.Fprintf(o.Out, "%s rolled back to %s\n", s.Plan.Package, was.Version)
 	}
 	return errors.Join(errs...)
 }

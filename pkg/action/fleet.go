@@ -231,7 +231,7 @@ func FleetError(failed map[string]error) error {
 // tells a cluster that does not answer (while a warm discovery cache still
 // does) from one that answers and refuses reads.
 func Reachable(cfg *Config) error {
-	dc, err := cfg.Clients().Discovery()
+	dc, err := cfg.apiClients().Discovery()
 	if err != nil {
 		return err
 	}

@@ -46,11 +46,11 @@ type Install struct {
 // registry; offline (cfg.Offline, a client dry run) it builds the object
 // without asking the cluster, and reads packages as the user would.
 func NewInstall(ctx context.Context, cfg *Config, pin bool) (*Install, error) {
-	c, err := cfg.Cluster()
+	c, err := cfg.connect()
 	if err != nil {
 		return nil, err
 	}
-	ns, _, err := cfg.Clients().Namespace()
+	ns, _, err := cfg.apiClients().Namespace()
 	if err != nil {
 		return nil, err
 	}

@@ -146,7 +146,7 @@ func (m *Mirror) argRoots(args []string, r *mirrorResolver) ([]MirrorPackage, er
 // lockRoots are the packages the cluster's Lock holds, at the versions
 // that run; their dependencies are the Lock's, not read again.
 func (m *Mirror) lockRoots(ctx context.Context, r *mirrorResolver) ([]MirrorPackage, error) {
-	c, err := m.cfg.Cluster()
+	c, err := m.cfg.connect()
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ func (m *Mirror) Strays(ctx context.Context, plan *MirrorPlan) ([]MirrorStray, e
 	if err != nil {
 		return nil, err
 	}
-	c, err := m.cfg.Cluster()
+	c, err := m.cfg.connect()
 	if err != nil {
 		return nil, err
 	}

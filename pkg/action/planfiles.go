@@ -94,7 +94,7 @@ func (pf *PlanFiles) Plan(ctx context.Context, ms []Manifest, ignored int) (*Fil
 	if pf.cfg.Offline {
 		return pf.planOffline(ctx, ms, ignored)
 	}
-	c, err := pf.cfg.Cluster()
+	c, err := pf.cfg.connect()
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,7 @@ type Listing struct {
 // resolved holds back every package: it is said on progress; one that
 // cannot be read (RBAC) is no business of get's.
 func (g *Get) Run(ctx context.Context, args []string) (*Listing, error) {
-	c, err := g.cfg.Cluster()
+	c, err := g.cfg.connect()
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (g *Get) fetch(ctx context.Context, c *cluster.Cluster, kind string, names 
 // Describe reads everything describe shows of the package name names
 // (NAME or KIND/NAME).
 func Describe(ctx context.Context, cfg *Config, name string) (*installed.Description, error) {
-	c, err := cfg.Cluster()
+	c, err := cfg.connect()
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func Describe(ctx context.Context, cfg *Config, name string) (*installed.Descrip
 // package ("": from every package nothing depends on). A Lock that is not
 // resolved is said on progress.
 func Tree(ctx context.Context, cfg *Config, name string) ([]*deptree.Node, error) {
-	c, err := cfg.Cluster()
+	c, err := cfg.connect()
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func NewOutdated(ctx context.Context, cfg *Config, pre bool) (*Outdated, error) 
 // ResolveKind is the package kind a word names (provider, providers,
 // Provider...) on cfg's cluster.
 func ResolveKind(cfg *Config, word string) (string, error) {
-	c, err := cfg.Cluster()
+	c, err := cfg.connect()
 	if err != nil {
 		return "", err
 	}
@@ -212,7 +212,7 @@ type VersionsReport struct {
 // (its ImageConfigs) when a cluster can be reached, else as written.
 func (v *Versions) Run(ctx context.Context, repo string) ([]VersionsReport, error) {
 	so := v.cfg.Source
-	c, err := v.cfg.Cluster()
+	c, err := v.cfg.connect()
 	if err != nil {
 		c = nil // versions works without a cluster
 	}
@@ -274,7 +274,7 @@ func (v *Versions) mark(ctx context.Context, c *cluster.Cluster, repo string, ta
 // PackageNames are the names of the installed packages (and KIND/NAME
 // with withKind), after the package kinds with kinds, for completion.
 func PackageNames(ctx context.Context, cfg *Config, kinds, withKind bool) ([]string, error) {
-	c, err := cfg.Cluster()
+	c, err := cfg.connect()
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +300,7 @@ func PackageNames(ctx context.Context, cfg *Config, kinds, withKind bool) ([]str
 // ReadPackage finds the package name names and reads what planning a
 // change of it or comparing it takes (diff --installed).
 func (c *Config) ReadPackage(ctx context.Context, name string) (*Installed, error) {
-	cl, err := c.Cluster()
+	cl, err := c.connect()
 	if err != nil {
 		return nil, err
 	}

@@ -100,7 +100,7 @@ type ownedObject struct {
 // manager's state, and plans the rename. It returns nil when the package
 // already has the name.
 func (r *Rename) Plan(ctx context.Context, arg string) (*RenamePlan, error) {
-	c, err := r.cfg.Cluster()
+	c, err := r.cfg.connect()
 	if err != nil {
 		return nil, err
 	}

@@ -92,7 +92,7 @@ type undoStep struct {
 // is still as planned. A step that fails undoes the steps before it, in
 // reverse, with a context of its own that an interruption does not end.
 func (r *Rename) Apply(ctx context.Context, rp *RenamePlan) (*RenameResult, error) {
-	c, err := r.cfg.Cluster()
+	c, err := r.cfg.connect()
 	if err != nil {
 		return nil, err
 	}

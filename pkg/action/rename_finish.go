@@ -119,41 +119,18 @@ func (h *handOver) deleteNewIfMade(ctx context.Context) error {
 	return h.deleteNew(ctx)
 }
 
-// restoreOld puts the old package back as it was: its current revision
+// restoreOld puts the old package back as it was, through the Rollback
+// action within what is left of the rename's time: its current revision
 // active again, the package unpaused, installed and healthy.
 func (h *handOver) restoreOld(ctx context.Context) error {
 	old := h.rp.old
-	if cur := h.currentRevision(ctx); cur != nil && !isActive(cur) {
-		if err := h.c.Activate(ctx, cur); err != nil {
-			return fmt.Errorf("activate revision %s: %w", cur.Name, err)
-		}
-	}
-	if err := h.c.SetPaused(ctx, old, false, false); err != nil {
-		return fmt.Errorf("unpause %s: %w", old.KindName(), err)
-	}
-	now, err := h.c.Get(ctx, old.Kind, old.Name)
-	if err != nil {
-		return err
-	}
-	if err := WaitInstalled(ctx, h.c, now, h.remaining(), time.Now(), h.progress); err != nil {
+	rb := NewRollback(h.r.cfg)
+	left := max(h.remaining(), time.Nanosecond)
+	rb.paused, rb.Budget, rb.Options = true, left, ChangeOptions{Wait: left, Out: h.progress}
+	if _, _, err := rb.putBack(ctx, old, old); err != nil {
 		return err
 	}
 	h.say("%s is installed and healthy again", old.KindName())
-	return nil
-}
-
-// currentRevision is the old package's current revision as planned, as
-// it is now.
-func (h *handOver) currentRevision(ctx context.Context) *installed.Revision {
-	revs, err := h.c.Revisions(ctx, h.rp.old)
-	if err != nil {
-		return nil
-	}
-	for _, r := range revs {
-		if r.Name == h.rp.old.CurrentRevision {
-			return r
-		}
-	}
 	return nil
 }
 

@@ -109,7 +109,7 @@ func (r *Rename) resource(ref installed.ObjectRef) (schema.GroupVersionResource,
 	if err != nil {
 		return schema.GroupVersionResource{}, err
 	}
-	m, err := r.cfg.Clients().Mapper()
+	m, err := r.cfg.apiClients().Mapper()
 	if err != nil {
 		return schema.GroupVersionResource{}, err
 	}

@@ -28,7 +28,7 @@ type Uninstall struct {
 // NewUninstall removes packages from cfg's cluster; withDeps removes the
 // dependencies nothing else needs too.
 func NewUninstall(cfg *Config, withDeps bool) (*Uninstall, error) {
-	c, err := cfg.Cluster()
+	c, err := cfg.connect()
 	if err != nil {
 		return nil, err
 	}

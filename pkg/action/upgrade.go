@@ -108,7 +108,7 @@ func (u *Upgrade) Apply(ctx context.Context, plan *Plan) (*Result, error) {
 
 // lookup finds the package, and refuses a wait that could only time out.
 func (u *Upgrade) lookup(ctx context.Context, name string) (*installed.Package, error) {
-	c, err := u.cfg.Cluster()
+	c, err := u.cfg.connect()
 	if err != nil {
 		return nil, err
 	}
@@ -128,39 +128,6 @@ func Waitable(p *installed.Package, wait time.Duration, activate bool) error {
 	}
 	return &exit.UsageError{Err: fmt.Errorf("%s activates revisions by hand: with --wait, pass --activate too (or upgrade without --wait and activate later)", p.KindName()),
 		Hint: "See 'kubectl xpkg upgrade --help' for usage."}
-}
-
-// Rollback points an installed package back at the version of an earlier
-// revision: Plan picks the revision and checks the change; Apply makes
-// it.
-type Rollback struct {
-	cfg *Config
-	// ToRevision is the revision's name or number ("": the previous one).
-	ToRevision string
-	Activate   bool
-	NoPlan     bool
-	Options    ChangeOptions
-}
-
-// NewRollback is a rollback on cfg's cluster.
-func NewRollback(cfg *Config) *Rollback { return &Rollback{cfg: cfg} }
-
-// Plan finds the package name names and plans its rollback.
-func (r *Rollback) Plan(ctx context.Context, name string) (*Plan, error) {
-	in, err := r.cfg.ReadPackage(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	target, err := RollbackTarget(in, r.ToRevision)
-	if err != nil {
-		return nil, err
-	}
-	return r.cfg.change(r.Activate).plan(ctx, ActionRollback, in, target, r.NoPlan)
-}
-
-// Apply makes the rollback plan planned.
-func (r *Rollback) Apply(ctx context.Context, plan *Plan) (*Result, error) {
-	return r.cfg.change(r.Activate).apply(ctx, plan, r.Options)
 }
 
 // installed reads what planning a change of p takes, through the

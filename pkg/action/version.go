@@ -21,7 +21,7 @@ type VersionReport struct {
 // version and the package APIs it serves (discovered afresh when the
 // cached discovery knows none).
 func ServerVersion(cfg *Config, report *VersionReport) error {
-	dc, err := cfg.Clients().Discovery()
+	dc, err := cfg.apiClients().Discovery()
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,5 @@
 // Package arch holds the test of the module's layering: which packages may
-// import which.
+// import which, and what the command layer may reach.
 package arch
 
 import (
@@ -18,7 +18,8 @@ import (
 const module = "github.com/kubectl-xpkg/kubectl-xpkg/"
 
 // imports maps each non-test Go file under dir (relative to the module
-// root) to the module packages it imports, relative to the module.
+// root) to what it imports: the module's packages relative to the module
+// (pkg/action), others by their full path (github.com/spf13/cobra).
 func imports(t *testing.T, root, dir string) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
@@ -31,11 +32,11 @@ func imports(t *testing.T, root, dir string) map[string][]string {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		out[rel] = []string{}
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			if strings.HasPrefix(p, module) {
-				out[rel] = append(out[rel], strings.TrimPrefix(p, module))
-			}
+			out[rel] = append(out[rel], strings.TrimPrefix(p, module))
 		}
 		return nil
 	})
@@ -45,34 +46,119 @@ func imports(t *testing.T, root, dir string) map[string][]string {
 	return out
 }
 
-// TestLayers: pkg/ never imports the command layer; pkg/reference imports
-// nothing of the module and pkg/installed only what describes references
-// and image configs; the command layer never imports pkg/cluster: it
-// reaches the cluster through the use cases (pkg/action).
+// importRule refuses files under dir (a directory relative to the module
+// root, with the packages below it) the imports refused says.
+type importRule struct {
+	name    string
+	dir     string
+	refused func(imp string) bool
+	why     string
+}
+
+// under: imp is the package p or one below it.
+func under(imp string, ps ...string) bool {
+	return slices.ContainsFunc(ps, func(p string) bool { return imp == p || strings.HasPrefix(imp, p+"/") })
+}
+
+// ofModule: imp is one of the module's packages.
+func ofModule(imp string) bool { return under(imp, "pkg", "plugin", "cmd") }
+
+// onlyOfModule refuses the module's packages but those allowed.
+func onlyOfModule(allowed ...string) func(string) bool {
+	return func(imp string) bool { return ofModule(imp) && !slices.Contains(allowed, imp) }
+}
+
+// importRules are the module's layers. A rule about a directory that does
+// not exist (yet) holds no file, and so refuses nothing.
+var importRules = []importRule{
+	{"command-layer-below", "pkg", func(imp string) bool { return under(imp, "plugin", "cmd") },
+		"pkg/ never imports the command layer"},
+	{"no-cli-below", "pkg", func(imp string) bool { return under(imp, "github.com/spf13/cobra", "github.com/spf13/pflag") },
+		"pkg/ never imports cobra or pflag: flags and commands are the command layer's"},
+	{"reference-leaf", "pkg/reference", onlyOfModule(),
+		"pkg/reference may import nothing of this module"},
+	{"installed-values", "pkg/installed", onlyOfModule("pkg/reference", "pkg/imageconfig"),
+		"pkg/installed may import of this module only pkg/reference and pkg/imageconfig"},
+	{"format-pure", "pkg/xpkg", func(imp string) bool { return under(imp, "pkg/source", "pkg/cluster") },
+		"pkg/xpkg is the package format: it knows nothing of where packages come from (pkg/source) or of the cluster (pkg/cluster)"},
+	{"findings-below-actions", "pkg/findings", func(imp string) bool { return under(imp, "pkg/action") },
+		"pkg/findings is a leaf the use cases build on: it never imports pkg/action"},
+	{"diagnose-below-actions", "pkg/diagnose", func(imp string) bool { return under(imp, "pkg/action") },
+		"pkg/diagnose serves the use cases: it never imports pkg/action"},
+	{"resolve-below-actions", "pkg/resolve", func(imp string) bool { return under(imp, "pkg/action") },
+		"pkg/resolve serves the use cases: it never imports pkg/action"},
+	{"commands-through-actions", "plugin", func(imp string) bool { return under(imp, "pkg/cluster") },
+		"the command layer reaches the cluster through the use cases (pkg/action), never pkg/cluster"},
+}
+
+// violations are the imports of graph (file → imports) the rules refuse,
+// one line each.
+func violations(graph map[string][]string, rules []importRule) []string {
+	var out []string
+	for _, r := range rules {
+		for file, imps := range graph {
+			if !under(filepath.ToSlash(filepath.Dir(file)), r.dir) {
+				continue
+			}
+			for _, imp := range imps {
+				if r.refused(imp) {
+					out = append(out, file+" imports "+imp+": "+r.why+" ("+r.name+")")
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestLayers: the module's packages import as importRules say.
 func TestLayers(t *testing.T) {
 	root, err := testenv.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	below := map[string][]string{
-		"pkg/reference/": nil,
-		"pkg/installed/": {"pkg/reference", "pkg/imageconfig"},
-	}
-	for file, imps := range imports(t, root, "pkg") {
-		for _, imp := range imps {
-			if imp == "plugin" || strings.HasPrefix(imp, "plugin/") || strings.HasPrefix(imp, "cmd/") {
-				t.Errorf("%s imports %s: pkg/ never imports the command layer", file, imp)
-			}
-			for dir, allowed := range below {
-				if strings.HasPrefix(file, dir) && !slices.Contains(allowed, imp) {
-					t.Errorf("%s imports %s: %s may import of this module only %v", file, imp, dir, allowed)
-				}
-			}
-		}
-	}
+	graph := imports(t, root, "pkg")
 	for file, imps := range imports(t, root, "plugin") {
-		if slices.Contains(imps, "pkg/cluster") {
-			t.Errorf("%s imports pkg/cluster: the command layer reaches the cluster through the use cases", file)
+		graph[file] = imps
+	}
+	if len(graph) == 0 {
+		t.Fatal("no Go files found under pkg/ and plugin/")
+	}
+	for _, v := range violations(graph, importRules) {
+		t.Error(v)
+	}
+}
+
+// TestLayerRulesBite: each rule refuses an import graph that breaks it,
+// and lets the same graph without that import through.
+func TestLayerRulesBite(t *testing.T) {
+	cases := map[string]struct{ file, imp string }{
+		"command-layer-below":      {"pkg/action/install.go", "plugin"},
+		"no-cli-below":             {"pkg/printers/table.go", "github.com/spf13/pflag"},
+		"reference-leaf":           {"pkg/reference/reference.go", "pkg/installed"},
+		"installed-values":         {"pkg/installed/lock.go", "pkg/cluster"},
+		"format-pure":              {"pkg/xpkg/legacy/walk.go", "pkg/source"},
+		"findings-below-actions":   {"pkg/findings/write.go", "pkg/action"},
+		"diagnose-below-actions":   {"pkg/diagnose/state.go", "pkg/action"},
+		"resolve-below-actions":    {"pkg/resolve/choose.go", "pkg/action"},
+		"commands-through-actions": {"plugin/get.go", "pkg/cluster"},
+	}
+	for _, r := range importRules {
+		c, ok := cases[r.name]
+		if !ok {
+			t.Errorf("rule %s has no case that breaks it", r.name)
+			continue
+		}
+		clean := map[string][]string{c.file: {"fmt", "strings"}}
+		if v := violations(clean, []importRule{r}); len(v) > 0 {
+			t.Errorf("rule %s refuses a graph that keeps it: %v", r.name, v)
+		}
+		broken := map[string][]string{c.file: {"fmt", "strings", c.imp}}
+		if v := violations(broken, []importRule{r}); len(v) != 1 || !strings.Contains(v[0], "("+r.name+")") {
+			t.Errorf("rule %s: %s importing %s gives %v, want one violation", r.name, c.file, c.imp, v)
+		}
+		if v := violations(broken, importRules); !slices.ContainsFunc(v, func(s string) bool { return strings.Contains(s, "("+r.name+")") }) {
+			t.Errorf("rule %s does not bite among all the rules: %v", r.name, v)
 		}
 	}
 }
