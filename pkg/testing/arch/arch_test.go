@@ -47,8 +47,9 @@ func imports(t *testing.T, root, dir string) map[string][]string {
 
 // TestLayers: pkg/ never imports the command layer; pkg/reference imports
 // nothing of the module and pkg/installed only what describes references
-// and image configs; the command layer never imports pkg/cluster: it
-// reaches the cluster through the use cases (pkg/action).
+// and image configs; pkg/resolve does not import the use cases; the
+// command layer never imports pkg/cluster: it reaches the cluster through
+// the use cases (pkg/action).
 func TestLayers(t *testing.T) {
 	root, err := testenv.ModuleRoot()
 	if err != nil {
@@ -62,6 +63,9 @@ func TestLayers(t *testing.T) {
 		for _, imp := range imps {
 			if imp == "plugin" || strings.HasPrefix(imp, "plugin/") || strings.HasPrefix(imp, "cmd/") {
 				t.Errorf("%s imports %s: pkg/ never imports the command layer", file, imp)
+			}
+			if strings.HasPrefix(file, "pkg/resolve/") && imp == "pkg/action" {
+				t.Errorf("%s imports %s: the use cases import pkg/resolve, not the other way", file, imp)
 			}
 			for dir, allowed := range below {
 				if strings.HasPrefix(file, dir) && !slices.Contains(allowed, imp) {
