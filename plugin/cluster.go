@@ -13,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 )
 
@@ -66,9 +67,9 @@ func (r *Root) events() action.Events {
 // localRegistry reads for a local verb: as the user would, unless the
 // command line names a cluster (--context or --kubeconfig), whose
 // ImageConfigs and pull secrets then apply as for the cluster verbs.
-func localRegistry(ctx context.Context, r *Root, cmd *cobra.Command, cf *ClusterFlags, sf *SourceFlags, so source.Options, xpNamespace string) (*action.Registry, error) {
+func localRegistry(ctx context.Context, r *Root, cmd *cobra.Command, cf *ClusterFlags, sf *SourceFlags, so source.Options, xpNamespace string) (*resolve.Registry, error) {
 	if sf.NoImageConfig || !namesCluster(cmd) {
-		return action.DirectRegistry(so), nil
+		return resolve.Direct(so), nil
 	}
 	cfg, err := r.config(cf, nil, xpNamespace)
 	if err != nil {
@@ -126,7 +127,7 @@ func addWaitFlag(fs *pflag.FlagSet, w *waitFlag, what string) {
 type localReads struct {
 	XPNamespace string
 	cmd         *cobra.Command
-	reg         *action.Registry
+	reg         *resolve.Registry
 }
 
 func (l *localReads) addFlags(fs *pflag.FlagSet) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 )
 
 // OutdatedOptions holds the flags and state of `kubectl xpkg outdated`.
@@ -92,7 +93,7 @@ func (o *OutdatedOptions) Run(ctx context.Context) error {
 
 // read asks cfg's cluster what its packages run and may move to, the
 // registry reads shared with other clusters' when shared is set.
-func (o *OutdatedOptions) read(ctx context.Context, cfg *action.Config, shared *action.SharedReads) (*outdatedAnswer, error) {
+func (o *OutdatedOptions) read(ctx context.Context, cfg *action.Config, shared *resolve.SharedReads) (*outdatedAnswer, error) {
 	kind, err := resolveKind(cfg, o.kind)
 	if err != nil {
 		return nil, err

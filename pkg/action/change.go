@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -16,8 +15,8 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
@@ -172,7 +171,7 @@ func (c *Change) Check(ctx context.Context, r *PlanRead) (*Plan, error) {
 // pullSecretFinding: a package read with the user's credentials because
 // its ImageConfig's pull secret could not be: the plan may rest on what
 // the package manager cannot pull.
-func pullSecretFinding(fb *FellBack, ref string) Finding {
+func pullSecretFinding(fb *resolve.FellBack, ref string) Finding {
 	return Finding{Rule: RulePullSecret, Severity: Warning, Object: "ImageConfig " + cmp.Or(fb.ImageConfig, "<unknown>"),
 		Message: fmt.Sprintf("%s was read with your own registry credentials: the pull secret %s of ImageConfig %s could not be read (%s), and the package manager pulls with it, so it may fail to pull what this plan read; fix the secret, or check that Crossplane can read it",
 			ref, fb.Secret, cmp.Or(fb.ImageConfig, "<unknown>"), exit.Message(fb.Err))}
@@ -244,27 +243,4 @@ func dependencyAvailable(ctx context.Context, in *Installed, d xpkg.Dependency) 
 		return true, nil
 	}
 	return in.Registry.HasMatch(ctx, pullSecrets(in.Package), d)
-}
-
-// HasMatch tells whether the repository of a dependency has a version the
-// package manager would install: a tag its constraint admits
-// (pre-releases only where the constraint names one), or the tag it
-// names. A digest is taken as there: it is checked when it is pulled.
-func (r *Registry) HasMatch(ctx context.Context, secrets []string, d xpkg.Dependency) (bool, error) {
-	if strings.HasPrefix(d.Version, "sha256:") {
-		return true, nil
-	}
-	read, so, err := r.Read(ctx, reference.Repository(d.Package), secrets)
-	if err != nil {
-		return false, err
-	}
-	names, err := source.ListTags(ctx, read, so)
-	if err != nil {
-		return false, err
-	}
-	if !versions.IsConstraint(d.Version) && d.Version != "" {
-		return slices.Contains(names, d.Version), nil
-	}
-	matches, err := versions.Filter(versions.Sort(names), d.Version, strings.Contains(d.Version, "-"))
-	return len(matches) > 0, err
 }

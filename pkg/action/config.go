@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
@@ -42,7 +43,7 @@ type Config struct {
 
 	clients  *cluster.Clients
 	cluster  *cluster.Cluster
-	registry *Registry
+	registry *resolve.Registry
 }
 
 // Events is where actions report as they go: progress, warnings and the
@@ -94,12 +95,12 @@ func (c *Config) connect() (*cluster.Cluster, error) {
 // manager does: through its ImageConfigs (unless NoImageConfig) and pull
 // secrets, saying on Progress which ImageConfig applied to what. Offline
 // it reads as the user would.
-func (c *Config) Registry(ctx context.Context) (*Registry, error) {
+func (c *Config) Registry(ctx context.Context) (*resolve.Registry, error) {
 	if c.registry != nil {
 		return c.registry, nil
 	}
 	if c.Offline {
-		c.registry = DirectRegistry(c.Source)
+		c.registry = resolve.Direct(c.Source)
 		return c.registry, nil
 	}
 	cl, err := c.connect()
@@ -107,11 +108,11 @@ func (c *Config) Registry(ctx context.Context) (*Registry, error) {
 		return nil, err
 	}
 	out := c.Events.progress()
-	reg, err := NewRegistry(ctx, cl, c.XPNamespace, c.Source, !c.NoImageConfig, func(s string) { fmt.Fprintln(out, s) })
+	reg, err := resolve.NewRegistry(ctx, cl, c.XPNamespace, c.Source, !c.NoImageConfig, func(s string) { fmt.Fprintln(out, s) })
 	if err != nil {
 		return nil, err
 	}
-	reg.OnResolve = func(res imageconfig.Resolution) { fmt.Fprintln(out, DescribeResolution(res)) }
+	reg.OnResolve = func(res imageconfig.Resolution) { fmt.Fprintln(out, resolve.DescribeResolution(res)) }
 	c.registry = reg
 	return reg, nil
 }

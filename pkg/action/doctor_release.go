@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/releases"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 )
 
 // CrossplaneMove is the upgrade of Crossplane itself that doctor
@@ -158,11 +159,11 @@ func (d *Doctor) constraints(ctx context.Context, m *move) ([]Finding, error) {
 // readConstraints reads the meta object of the image each package runs
 // (its active revision's, else its current revision's, else its own
 // reference), eight at a time, each image once.
-func (d *Doctor) readConstraints(ctx context.Context, reg *Registry, s *state, pkgs []*installed.Package) []constraintRead {
+func (d *Doctor) readConstraints(ctx context.Context, reg *resolve.Registry, s *state, pkgs []*installed.Package) []constraintRead {
 	out := make([]constraintRead, len(pkgs))
 	var mu sync.Mutex
 	seen := map[string]*sync.Once{}
-	metas := map[string]metaRead{}
+	metas := map[string]resolve.MetaRead{}
 	// As outdated reads registries: eight at a time.
 	(&Outdated{}).bounded(len(pkgs), func(i int) {
 		p := pkgs[i]
@@ -175,7 +176,7 @@ func (d *Doctor) readConstraints(ctx context.Context, reg *Registry, s *state, p
 		}
 		mu.Unlock()
 		once.Do(func() {
-			r := readMeta(ctx, reg, image, pullSecrets(p), d.cfg.Limits)
+			r := reg.ReadMeta(ctx, image, pullSecrets(p), resolve.MetaOptions{Limits: d.cfg.Limits})
 			mu.Lock()
 			metas[image] = r
 			mu.Unlock()
@@ -183,9 +184,9 @@ func (d *Doctor) readConstraints(ctx context.Context, reg *Registry, s *state, p
 		mu.Lock()
 		r := metas[image]
 		mu.Unlock()
-		out[i] = constraintRead{p: p, image: image, err: r.err}
-		if r.meta != nil {
-			out[i].constraint = r.meta.Crossplane
+		out[i] = constraintRead{p: p, image: image, err: r.Err}
+		if r.Meta != nil {
+			out[i].constraint = r.Meta.Crossplane
 		}
 	})
 	return out

@@ -11,6 +11,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 )
 
@@ -102,8 +103,8 @@ func familyItems(items []*Item, family string) ([]*Item, error) {
 	return fam, nil
 }
 
-// familyVersion is the newest complete semantic version every provider of
-// the family has, and every constraint on any of them admits.
+// familyVersion is the newest version every provider of the family has,
+// and every constraint on any of them admits (resolve.Admitted).
 func familyVersion(fam, all []*Item, lock []installed.LockPackage, pre bool) (string, error) {
 	pkgs := make([]*installed.Package, len(all))
 	for i, it := range all {
@@ -111,15 +112,14 @@ func familyVersion(fam, all []*Item, lock []installed.LockPackage, pre bool) (st
 	}
 	var common []versions.Tag
 	for i, it := range fam {
-		tags := completeVersions(it.tags)
+		// A hold that is no range (a digest) is the plan's to check.
+		var ranges []string
 		for _, h := range Holds(lock, pkgs, it.repo) {
-			if ok, err := versions.Filter(tags, h.Constraint, pre); err == nil {
-				tags = ok
+			if resolve.IsRange(h.Constraint) {
+				ranges = append(ranges, h.Constraint)
 			}
 		}
-		if !pre {
-			tags, _ = versions.Filter(tags, "", false)
-		}
+		tags, _ := resolve.Admitted(it.tags, ranges, pre)
 		if i == 0 {
 			common = tags
 			continue

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 )
 
 // DefaultFleetParallel bounds how many clusters a fleet reads at once:
@@ -42,7 +43,7 @@ type Fleet struct {
 	// included (0: DefaultFleetTimeout; negative: none).
 	Timeout time.Duration
 	// Reads are the registry reads the members share.
-	Reads *SharedReads
+	Reads *resolve.SharedReads
 }
 
 // Member is one cluster of a fleet: its kubeconfig context and the Config
@@ -59,7 +60,7 @@ type Member struct {
 // SharedReads.
 func NewFleet(members []Member) *Fleet {
 	slices.SortFunc(members, func(a, b Member) int { return cmp.Compare(a.Context, b.Context) })
-	return &Fleet{Members: members, Reads: &SharedReads{}}
+	return &Fleet{Members: members, Reads: &resolve.SharedReads{}}
 }
 
 // Answer is what one cluster answered: Value, or the error that kept it

@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg/legacy"
@@ -26,7 +27,7 @@ type Install struct {
 	// Registry reads the package as the package manager will: through
 	// the cluster's ImageConfigs, with the spec's pull secrets. Offline
 	// (a client dry run, no cluster asked), it reads as the user would.
-	Registry *Registry
+	Registry *resolve.Registry
 	Limits   xpkg.Limits
 	// Offline builds the object without asking the cluster.
 	Offline bool
@@ -99,7 +100,7 @@ func (i *Install) Resolve(ctx context.Context, spec *installed.InstallSpec, ref,
 		}
 		if i.Pin {
 			// The kind is then read from the content pinned.
-			if spec.Package, err = Pin(ctx, i.Registry, spec.Package, i.secrets(spec)); err != nil {
+			if spec.Package, err = i.Registry.Pin(ctx, spec.Package, i.secrets(spec)); err != nil {
 				return err
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 )
@@ -23,12 +24,12 @@ type Installed struct {
 	// revision's, else the package's reference.
 	Image string
 	// Registry reads the package's images as the package manager does.
-	Registry *Registry
+	Registry *resolve.Registry
 }
 
 // ReadInstalled finds the package's revisions and its current revision's
 // image; reg reads its images.
-func ReadInstalled(ctx context.Context, reg *Registry, p *installed.Package) (*Installed, error) {
+func ReadInstalled(ctx context.Context, reg *resolve.Registry, p *installed.Package) (*Installed, error) {
 	in := &Installed{Package: p, Image: p.Source, Registry: reg}
 	revs, err := reg.Cluster.Revisions(ctx, p)
 	if err != nil {
@@ -125,27 +126,7 @@ func pullSecrets(p *installed.Package) []string {
 // Pin pins ref (in the package's repository) by digest, read with the
 // package's pull secrets through the cluster's ImageConfigs.
 func (in *Installed) Pin(ctx context.Context, ref string) (string, error) {
-	return Pin(ctx, in.Registry, ref, pullSecrets(in.Package))
-}
-
-// Pin resolves the tag of a reference to the digest it names now (read
-// as the package manager would: through an ImageConfig's rewrite, whose
-// mirror serves the same content) and returns repository:tag@digest, which
-// the package manager pulls by digest; a reference with a digest already
-// is returned as it is.
-func Pin(ctx context.Context, reg *Registry, ref string, pullSecrets []string) (string, error) {
-	if reference.Digest(ref) != "" {
-		return ref, nil
-	}
-	read, so, err := reg.Read(ctx, ref, pullSecrets)
-	if err != nil {
-		return "", err
-	}
-	d, err := source.Digest(ctx, read, so)
-	if err != nil {
-		return "", fmt.Errorf("pin %s: %w", ref, err)
-	}
-	return reference.Pin(ref, d), nil
+	return in.Registry.Pin(ctx, ref, pullSecrets(in.Package))
 }
 
 // runtimeKind says whether packages of kind run a runtime (a Deployment

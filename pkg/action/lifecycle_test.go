@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fakecluster"
 )
 
@@ -437,7 +438,7 @@ func TestRunningUnderManualActivation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := ReadInstalled(context.Background(), &Registry{Cluster: c}, p)
+	in, err := ReadInstalled(context.Background(), &resolve.Registry{Cluster: c}, p)
 	if err != nil {
 		t.Fatal(err)
 	}

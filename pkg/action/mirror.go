@@ -1,13 +1,16 @@
 package action
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/ocicopy"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
@@ -52,6 +55,34 @@ func NewMirror(cfg *Config) *Mirror {
 // LayoutScheme starts MirrorPlan.To when the copies go to an OCI layout.
 const LayoutScheme = "oci-layout:"
 
+// MirrorPackage is one package of a mirror's closure: the repository as
+// the packages name it, the version the resolver would install and what
+// constrains it.
+type MirrorPackage struct {
+	// Package is the repository, as the references name it.
+	Package string `json:"package"`
+	// Kind is Provider, Configuration or Function (from the package's
+	// meta object; "" when it was not read, e.g. from a layout).
+	Kind string `json:"kind,omitempty"`
+	// Version is the tag chosen, or the digest a dependency pins.
+	Version string `json:"version"`
+	// Digest is the image's (the index's, for a multi-platform package).
+	Digest string `json:"digest"`
+	// Root is set for a package named on the command line (or installed,
+	// with --from-cluster).
+	Root bool `json:"root,omitempty"`
+	// ConstrainedBy are the dependents' constraints on it.
+	ConstrainedBy []versions.Hold `json:"constrainedBy,omitempty"`
+	// Destination is where it is copied to ("" for a layout).
+	Destination string `json:"destination,omitempty"`
+	// Platforms are those of its index (after a copy).
+	Platforms []string `json:"platforms,omitempty"`
+}
+
+// Ref is the package's reference: repository:tag, or @digest when a
+// digest pins it.
+func (p *MirrorPackage) Ref() string { return resolve.Ref(p.Package, p.Version) }
+
 // MirrorPlan is the closure a mirror copies.
 type MirrorPlan struct {
 	// To is the destination: a registry prefix, or oci-layout:DIR.
@@ -83,14 +114,15 @@ func (m *Mirror) Plan(ctx context.Context, roots []string) (*MirrorPlan, error) 
 }
 
 // resolve reads the roots (the command line's or the Lock's) and
-// resolves their closure.
+// resolves their closure as the package manager installs it, every
+// dependent's constraint counting (resolve.Closure.Set).
 func (m *Mirror) resolve(ctx context.Context, args []string) ([]*MirrorPackage, error) {
 	reg, err := m.registry(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := newMirrorResolver(ctx, reg, m.cfg.Limits)
-	var roots []MirrorPackage
+	r := resolve.NewClosure(ctx, reg, nil, m.cfg.Limits)
+	var roots []resolve.Root
 	if m.FromCluster {
 		roots, err = m.lockRoots(ctx, r)
 	} else {
@@ -101,27 +133,35 @@ func (m *Mirror) resolve(ctx context.Context, args []string) ([]*MirrorPackage, 
 	}
 	for _, root := range roots {
 		// Say, once per repository, when an ImageConfig reads it elsewhere.
-		if _, _, err := reg.Read(ctx, root.Package, nil); err != nil {
+		if _, _, err := reg.Read(ctx, root.Repo, nil); err != nil {
 			return nil, err
 		}
 	}
-	return r.resolve(roots)
+	members, err := r.Set(roots)
+	if err != nil {
+		return nil, err
+	}
+	pkgs := make([]*MirrorPackage, len(members))
+	for i, mb := range members {
+		pkgs[i] = &MirrorPackage{Package: mb.Repo, Kind: mb.Kind, Version: mb.Version, Digest: mb.Digest, Root: mb.Root, ConstrainedBy: mb.ConstrainedBy}
+	}
+	return pkgs, nil
 }
 
 // registry reads as the cluster's package manager does (its
 // ImageConfigs and pull secrets) when the cluster is in play; otherwise
 // as the user.
-func (m *Mirror) registry(ctx context.Context) (*Registry, error) {
+func (m *Mirror) registry(ctx context.Context) (*resolve.Registry, error) {
 	if m.FromCluster || m.ThroughCluster {
 		return m.cfg.Registry(ctx)
 	}
-	return DirectRegistry(m.cfg.Source), nil
+	return resolve.Direct(m.cfg.Source), nil
 }
 
 // argRoots are the references on the command line: each names its
 // version, a tag or a digest (both: the digest pins what the tag names).
-func (m *Mirror) argRoots(args []string, r *mirrorResolver) ([]MirrorPackage, error) {
-	var roots []MirrorPackage
+func (m *Mirror) argRoots(args []string, r *resolve.Closure) ([]resolve.Root, error) {
+	var roots []resolve.Root
 	for _, a := range args {
 		ref, err := source.ParseReference(a, m.cfg.Source.Registry)
 		if err != nil {
@@ -130,12 +170,12 @@ func (m *Mirror) argRoots(args []string, r *mirrorResolver) ([]MirrorPackage, er
 		repo, tag, digest := ref.Context().Name(), reference.Tag(a), reference.Digest(a)
 		switch {
 		case tag != "" && digest != "":
-			r.digests[versionRef(repo, tag)] = digestRead{digest: digest}
-			roots = append(roots, MirrorPackage{Package: repo, Version: tag})
+			r.KnowDigest(resolve.Ref(repo, tag), digest)
+			roots = append(roots, resolve.Root{Repo: repo, Version: tag})
 		case tag != "":
-			roots = append(roots, MirrorPackage{Package: repo, Version: tag})
+			roots = append(roots, resolve.Root{Repo: repo, Version: tag})
 		case digest != "":
-			roots = append(roots, MirrorPackage{Package: repo, Version: digest})
+			roots = append(roots, resolve.Root{Repo: repo, Version: digest})
 		default:
 			return nil, fmt.Errorf("%s names no version: give the tag (%s:v1.2.3) or the digest the mirror should copy", a, a)
 		}
@@ -145,7 +185,7 @@ func (m *Mirror) argRoots(args []string, r *mirrorResolver) ([]MirrorPackage, er
 
 // lockRoots are the packages the cluster's Lock holds, at the versions
 // that run; their dependencies are the Lock's, not read again.
-func (m *Mirror) lockRoots(ctx context.Context, r *mirrorResolver) ([]MirrorPackage, error) {
+func (m *Mirror) lockRoots(ctx context.Context, r *resolve.Closure) ([]resolve.Root, error) {
 	c, err := m.cfg.connect()
 	if err != nil {
 		return nil, err
@@ -157,17 +197,14 @@ func (m *Mirror) lockRoots(ctx context.Context, r *mirrorResolver) ([]MirrorPack
 	if len(lock) == 0 {
 		return nil, errors.New("the cluster's Lock holds no package: nothing is installed to mirror")
 	}
-	roots := make([]MirrorPackage, 0, len(lock))
+	roots := make([]resolve.Root, 0, len(lock))
 	for _, lp := range lock {
-		root := MirrorPackage{Package: reference.Repository(lp.Source), Version: lp.Version}
-		kd := knownDeps{kind: lp.Kind}
-		if kd.kind == "" {
-			kd.kind = lp.Type
-		}
+		root := resolve.Root{Repo: reference.Repository(lp.Source), Version: lp.Version}
+		k := resolve.Known{Kind: cmp.Or(lp.Kind, lp.Type)}
 		for _, d := range lp.Dependencies {
-			kd.deps = append(kd.deps, xpkg.Dependency{Package: d.Package, Version: d.Constraints})
+			k.Deps = append(k.Deps, xpkg.Dependency{Package: d.Package, Version: d.Constraints})
 		}
-		r.known[root.Ref()] = kd
+		r.Know(resolve.Ref(root.Repo, root.Version), k)
 		roots = append(roots, root)
 	}
 	return roots, nil

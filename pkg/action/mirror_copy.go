@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/ocicopy"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 )
 
@@ -126,7 +127,7 @@ func (m *Mirror) copier() *ocicopy.Copier {
 }
 
 // copyOne copies p from where it was read to its destination.
-func (m *Mirror) copyOne(ctx context.Context, reg *Registry, layout *ocicopy.Layout, p *MirrorPackage) (ocicopy.Result, error) {
+func (m *Mirror) copyOne(ctx context.Context, reg *resolve.Registry, layout *ocicopy.Layout, p *MirrorPackage) (ocicopy.Result, error) {
 	src, err := m.sourceOf(ctx, reg, p)
 	if err != nil {
 		return ocicopy.Result{}, err
@@ -143,7 +144,7 @@ func (m *Mirror) copyOne(ctx context.Context, reg *Registry, layout *ocicopy.Lay
 
 // sourceOf is p at its digest, where it is read: the layout's entry, or
 // the registry (through the cluster's ImageConfigs with --from-cluster).
-func (m *Mirror) sourceOf(ctx context.Context, reg *Registry, p *MirrorPackage) (ocicopy.Source, error) {
+func (m *Mirror) sourceOf(ctx context.Context, reg *resolve.Registry, p *MirrorPackage) (ocicopy.Source, error) {
 	d, err := v1.NewHash(p.Digest)
 	if err != nil {
 		return ocicopy.Source{}, fmt.Errorf("%s: digest %q: %w", p.Ref(), p.Digest, err)
@@ -152,7 +153,7 @@ func (m *Mirror) sourceOf(ctx context.Context, reg *Registry, p *MirrorPackage) 
 		return ocicopy.Source{LayoutDir: m.FromLayout, Digest: d}, nil
 	}
 	pinned := strings.SplitN(p.Package, "@", 2)[0] + "@" + p.Digest
-	read, so, err := reg.readQuietly(ctx, pinned, nil)
+	read, so, err := reg.ReadQuietly(ctx, pinned, nil)
 	if err != nil {
 		return ocicopy.Source{}, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 )
 
 // ImageConfigAPIVersion is the API of Crossplane's ImageConfigs.
@@ -59,7 +60,7 @@ func assignDestinations(pkgs []*MirrorPackage, prefix string) error {
 			return fmt.Errorf("%s and %s would both be mirrored to %s: mirror them in two runs, to two prefixes", other, p.Package, repo)
 		}
 		from[repo] = p.Package
-		p.Destination = versionRef(repo, p.Version)
+		p.Destination = resolve.Ref(repo, p.Version)
 	}
 	return nil
 }

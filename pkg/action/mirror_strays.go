@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 )
 
 // MirrorStray is an installed package that the mirror's ImageConfigs,
@@ -57,7 +58,7 @@ func (m *Mirror) Strays(ctx context.Context, plan *MirrorPlan) ([]MirrorStray, e
 		}
 		// The reference it pulls, then the repository whose versions the
 		// resolver lists when it is a dependency.
-		ref := versionRef(lp.Source, lp.Version)
+		ref := resolve.Ref(lp.Source, lp.Version)
 		for _, read := range []string{ref, lp.Source} {
 			res, err := imageconfig.Resolve(configs, read)
 			if err == nil && res.Rewritten() != "" && strings.HasPrefix(res.Resolved, to) {

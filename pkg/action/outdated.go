@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -78,7 +79,7 @@ type Item struct {
 type Outdated struct {
 	// Registry reads the packages' repositories as the package manager
 	// does (ImageConfigs, pull secrets); its Cluster holds the packages.
-	Registry *Registry
+	Registry *resolve.Registry
 	// Pre counts pre-releases for Wanted (a package running a pre-release
 	// counts them anyway).
 	Pre bool
@@ -88,8 +89,8 @@ type Outdated struct {
 	// defaults).
 	Limits xpkg.Limits
 	// Shared, when set, shares registry reads with the Outdated of other
-	// clusters (a fleet): see SharedReads.
-	Shared *SharedReads
+	// clusters (a fleet): see resolve.SharedReads.
+	Shared *resolve.SharedReads
 
 	// findings are the family-skew findings of the last Items.
 	findings []Finding
@@ -162,7 +163,7 @@ func (o *Outdated) families(ctx context.Context, pkgs []*installed.Package, item
 	revs, err := o.Registry.Cluster.CurrentRevisions(ctx, providers)
 	switch {
 	case apierrors.IsForbidden(err):
-		o.Registry.warn("Warning: you may not list provider revisions, so provider families are not shown: " + exit.Message(err))
+		o.Registry.Warn("Warning: you may not list provider revisions, so provider families are not shown: " + exit.Message(err))
 		return nil
 	case err != nil:
 		return err
@@ -213,16 +214,6 @@ func activeEntry(lock []installed.LockPackage, p *installed.Package) (installed.
 	return installed.LockEntry(lock, p)
 }
 
-// repoRead is what one repository read found.
-type repoRead struct {
-	// reader read it: a version's meta object is read through it too.
-	reader *source.Reader
-	tags   []versions.Tag
-	// digests of the tags the repository's packages run.
-	digests map[string]string
-	err     error
-}
-
 // readRegistries reads each distinct repository once: its tags, and the
 // digest of each tag its packages run (not of digests: they cannot
 // drift), bounded to Parallel at once. Only an interruption is an error.
@@ -235,25 +226,25 @@ func (o *Outdated) readRegistries(ctx context.Context, items []*Item) error {
 		}
 		byRepo[it.repo] = append(byRepo[it.repo], it)
 	}
-	reads := make([]repoRead, len(repos))
+	reads := make([]resolve.Repository, len(repos))
 	// Resolved in order (what each resolution is, is said in order), read
 	// in parallel.
-	at := make([]*readAt, len(repos))
+	at := make([]*resolve.At, len(repos))
 	for i, repo := range repos {
-		w, err := o.Registry.resolve(ctx, repo, repoSecrets(byRepo[repo]), true)
+		w, err := o.Registry.Resolve(ctx, repo, repoSecrets(byRepo[repo]), true)
 		if err != nil { // a pull secret that cannot be read marks its rows only
-			reads[i] = repoRead{err: err}
+			reads[i] = resolve.Repository{Err: err}
 			continue
 		}
 		at[i] = &w
 	}
 	o.bounded(len(repos), func(i int) {
-		switch w := at[i]; {
+		switch w, tags := at[i], runningTags(byRepo[repos[i]]); {
 		case w == nil:
-		case o.Shared != nil && w.creds != "":
-			reads[i] = o.Shared.repository(ctx, *w, byRepo[repos[i]])
+		case o.Shared != nil && w.Creds != "":
+			reads[i] = o.Shared.Repository(ctx, *w, tags)
 		default:
-			reads[i] = readRepository(ctx, w.ref, byRepo[repos[i]], w.so)
+			reads[i] = resolve.ReadRepository(ctx, w.Ref, tags, w.Options)
 		}
 	})
 	if err := ctx.Err(); err != nil {
@@ -262,18 +253,18 @@ func (o *Outdated) readRegistries(ctx context.Context, items []*Item) error {
 	for i, repo := range repos {
 		r := reads[i]
 		for _, it := range byRepo[repo] {
-			if r.err != nil {
-				it.Error = r.err.Error()
+			if r.Err != nil {
+				it.Error = r.Err.Error()
 				continue
 			}
-			it.tags, it.reader = r.tags, r.reader
-			if t, ok := versions.Latest(r.tags); ok {
+			it.tags, it.reader = r.Tags, r.Reader
+			if t, ok := versions.Latest(r.Tags); ok {
 				it.Latest = t.Name
 			}
 			if it.Pinned {
 				continue
 			}
-			it.TagDigest = r.digests[it.Current]
+			it.TagDigest = r.Digests[it.Current]
 			if it.DriftKnown() {
 				it.Drifted = !reference.RevisionMadeFrom(it.Revision, it.TagDigest, it.pkg.Generation)
 				if !it.Drifted {
@@ -313,47 +304,29 @@ func repoSecrets(items []*Item) []string {
 	return secrets
 }
 
-// readRepository lists a repository's tags and resolves the tags its
-// packages run; repo is where to read it (after an ImageConfig's rewrite).
-func readRepository(ctx context.Context, repo string, items []*Item, so source.Options) repoRead {
-	// One reader: the tag list and the HEAD share a connection and a
-	// registry token.
-	rd, err := source.NewReader(ctx, so)
-	if err != nil {
-		return repoRead{err: err}
-	}
-	names, err := rd.ListTags(ctx, repo)
-	if err != nil {
-		return repoRead{err: err}
-	}
-	r := repoRead{reader: rd, tags: versions.Sort(names), digests: map[string]string{}}
+// runningTags are the tags a repository's packages run (not digests:
+// they cannot drift), each once.
+func runningTags(items []*Item) []string {
+	var tags []string
 	for _, it := range items {
-		if it.Pinned || strings.HasPrefix(it.Current, "sha256:") {
-			continue
+		if !it.Pinned && !strings.HasPrefix(it.Current, "sha256:") && !slices.Contains(tags, it.Current) {
+			tags = append(tags, it.Current)
 		}
-		if _, done := r.digests[it.Current]; done {
-			continue
-		}
-		d, err := rd.Digest(ctx, repo+":"+it.Current)
-		if err != nil {
-			return repoRead{err: err}
-		}
-		r.digests[it.Current] = d
 	}
-	return r
+	return tags
 }
 
-// decide sets the candidates and Wanted, the newest of them: the tags
-// above Current that every dependent's constraint on the package admits,
-// pre-releases counting with Pre or when the package runs one. settle
-// then checks Wanted's own dependencies.
+// decide sets the candidates and Wanted, the newest of them: the versions
+// above Current that every dependent's constraint on the package admits
+// (resolve.Candidates), pre-releases counting with Pre or when the
+// package runs one. settle then checks Wanted's own dependencies.
 func (o *Outdated) decide(it *Item, lock []installed.LockPackage, pkgs []*installed.Package) {
 	holds := Holds(lock, pkgs, it.repo)
 	pre := o.Pre
 	if v, err := semver.NewVersion(it.Current); err == nil && v.Prerelease() != "" {
 		pre = true
 	}
-	it.candidates, it.HeldBy = versions.Candidates(it.tags, it.Current, holds, pre)
+	it.candidates, it.HeldBy = resolve.Candidates(it.tags, it.Current, holds, pre)
 	it.settleAt(0)
 }
 

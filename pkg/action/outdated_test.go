@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/pkgmanager"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
@@ -140,7 +141,7 @@ func testOutdated(t *testing.T, rel pkgmanager.Release) {
 			map[string]any{"name": revName("provider-b", b10), "source": h + "/org/provider-b", "version": "v1.0.0"},
 		),
 	)
-	od := &Outdated{Registry: &Registry{Cluster: c, XPNamespace: "crossplane-system"}}
+	od := &Outdated{Registry: &resolve.Registry{Cluster: c, XPNamespace: "crossplane-system"}}
 	items, _, err := od.Items(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +238,7 @@ func TestOutdatedRequests(t *testing.T) {
 	c, fake := fakeClusterDyn(t, us...)
 	fake.ClearActions()
 	reg.Reset()
-	items, _, err := (&Outdated{Registry: &Registry{Cluster: c}}).Items(context.Background(), "")
+	items, _, err := (&Outdated{Registry: &resolve.Registry{Cluster: c}}).Items(context.Background(), "")
 	if err != nil || len(items) != 12 {
 		t.Fatalf("%d items, %v", len(items), err)
 	}
@@ -364,7 +365,7 @@ func testUpgradeAll(t *testing.T, watch bool) {
 	)
 	ua := &UpgradeAll{
 		Change:   &Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"},
-		Outdated: &Outdated{Registry: &Registry{Cluster: c, XPNamespace: "crossplane-system"}},
+		Outdated: &Outdated{Registry: &resolve.Registry{Cluster: c, XPNamespace: "crossplane-system"}},
 	}
 	ctx := context.Background()
 	if watch {
@@ -426,7 +427,7 @@ func TestUpgradeAllPlansTheFirstStepAgain(t *testing.T) {
 	)
 	ua := &UpgradeAll{Force: true,
 		Change:   &Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"},
-		Outdated: &Outdated{Registry: &Registry{Cluster: c, XPNamespace: "crossplane-system"}},
+		Outdated: &Outdated{Registry: &resolve.Registry{Cluster: c, XPNamespace: "crossplane-system"}},
 	}
 	ctx := context.Background()
 	ps, err := ua.Plan(ctx)
@@ -493,7 +494,7 @@ func TestWantedChecksDependencies(t *testing.T) {
 			entry("provider-h", h10, "org/provider-h"),
 		),
 	)
-	o := &Outdated{Registry: &Registry{Cluster: c, XPNamespace: "crossplane-system"}}
+	o := &Outdated{Registry: &resolve.Registry{Cluster: c, XPNamespace: "crossplane-system"}}
 	for _, kind := range []string{"", "Provider"} {
 		items, _, err := o.Items(context.Background(), kind)
 		if err != nil {
@@ -556,7 +557,7 @@ func TestOutdatedFamilies(t *testing.T) {
 	}
 	us = append(us, pkgObj("Function", "fn", h+"/upbound/fn:v1.0.0", "fn-abc"), lock(lockPkgs...))
 	reg.push(t, "upbound/fn", "v1.0.0")
-	o := &Outdated{Registry: &Registry{Cluster: fakeCluster(t, us...)}}
+	o := &Outdated{Registry: &resolve.Registry{Cluster: fakeCluster(t, us...)}}
 	items, _, err := o.Items(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)

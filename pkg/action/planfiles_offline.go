@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
@@ -22,7 +23,7 @@ import (
 // is the one the new set would make, from each package's meta object.
 type offline struct {
 	pf  *PlanFiles
-	reg *Registry
+	reg *resolve.Registry
 	// set are the new manifests' packages; lock the Lock they make.
 	set  []*installed.Package
 	lock []installed.LockPackage
@@ -116,11 +117,11 @@ func (o *offline) readSet(ctx context.Context, ws []*wanted) error {
 	for _, w := range ws {
 		meta, ok := o.metas[w.want.Source]
 		if !ok {
-			mr := readMeta(ctx, o.reg, w.want.Source, nil, o.pf.cfg.Limits)
-			if mr.err != "" {
-				return fmt.Errorf("%s: %s %s", w.m.Where, w.want.Source, mr.err)
+			mr := o.reg.ReadMeta(ctx, w.want.Source, nil, resolve.MetaOptions{Limits: o.pf.cfg.Limits})
+			if mr.Err != "" {
+				return fmt.Errorf("%s: %s %s", w.m.Where, w.want.Source, mr.Err)
 			}
-			meta, o.metas[w.want.Source] = mr.meta, mr.meta
+			meta, o.metas[w.want.Source] = mr.Meta, mr.Meta
 		}
 		w.meta = meta
 		o.lock = append(o.lock, lockEntry(w.want, w.want.Source, meta))

@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
@@ -119,8 +121,36 @@ func (pf *PlanFiles) planInstall(ctx context.Context, w *wanted, overlay []insta
 	p.add(dependencyFindings(w.meta, set, pkgs, w.target, func(d xpkg.Dependency) (bool, error) {
 		return reg.HasMatch(ctx, secrets, d)
 	})...)
-	p.add(newClosure(ctx, reg, secrets, pf.cfg.Limits).findings(w.target, w.meta, set)...)
+	p.add(closureFindings(resolve.NewClosure(ctx, reg, secrets, pf.cfg.Limits).Below(w.target, w.meta, set))...)
 	return p, nil
+}
+
+// closureFindings: the dependencies below a new package's direct ones
+// that the package manager cannot resolve (the Lock stalls for every
+// package) or resolves to a version another constraint excludes (the
+// package that needs it stays unhealthy).
+func closureFindings(ps []resolve.Problem) []Finding {
+	out := make([]Finding, 0, len(ps))
+	for _, p := range ps {
+		f := Finding{Rule: RuleDependencyConstraint, Severity: Blocking, Object: p.Repo}
+		via := strings.Join(p.Chain, " → ")
+		var invalid *resolve.InvalidError
+		switch {
+		case p.Kind == resolve.Missing:
+			f.Message = fmt.Sprintf("%s needs %s %s, and its repository does not exist (%s): the package manager cannot resolve it, and the Lock stalls for every package in the cluster until it can", via, p.Repo, p.Constraint, exit.Message(p.Err))
+		case p.Kind == resolve.Unlisted:
+			f.Severity = Warning
+			f.Message = fmt.Sprintf("%s needs %s %s, whose versions could not be listed (%s): if none matches, the Lock stalls for every package", via, p.Repo, p.Constraint, exit.Message(p.Err))
+		case p.Kind == resolve.Excluded:
+			f.Message = fmt.Sprintf("%s needs %s %s, but %s is what runs or is installed for another dependent: no version satisfies every constraint, and the package that needs it stays unhealthy", via, p.Repo, p.Constraint, p.Chosen)
+		case errors.As(p.Err, &invalid):
+			f.Message = fmt.Sprintf("%s needs %s %q, which is no version constraint the package manager can read (%v): it cannot resolve it, and the Lock stalls for every package in the cluster until the constraint is changed", via, p.Repo, p.Constraint, invalid.Err)
+		default:
+			f.Message = fmt.Sprintf("%s needs %s %s, and no version of it in its registry matches: the package manager cannot resolve it, and the Lock stalls for every package in the cluster until it can; publish a matching version or change the constraint", via, p.Repo, p.Constraint)
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // absent lists the packages installed explicitly that no manifest names,
@@ -154,7 +184,7 @@ func (pf *PlanFiles) absent(ctx context.Context, fp *FilesPlan, pkgs []*installe
 // readValidated reads a new package's target once, whole, where the
 // package manager reads it: its meta object and what validate's rules
 // find in it. A legacy package has neither.
-func readValidated(ctx context.Context, reg *Registry, ref string, secrets []string, limits xpkg.Limits) (*xpkg.Checked, error) {
+func readValidated(ctx context.Context, reg *resolve.Registry, ref string, secrets []string, limits xpkg.Limits) (*xpkg.Checked, error) {
 	read, so, err := reg.Read(ctx, ref, secrets)
 	if err != nil {
 		return nil, err

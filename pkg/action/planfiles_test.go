@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -101,14 +102,14 @@ func TestClosure(t *testing.T) {
 	push("org/a", "v0.9.0", dep("org/b", ">=v1.0.0"))
 	lock := []installed.LockPackage{{Name: "d-1", Source: reg.Host + "/org/d", Version: "v1.5.0"}}
 	root := &xpkg.Meta{DependsOn: []xpkg.Dependency{{Kind: "provider", Package: reg.Host + "/org/a", Version: ">=v1.0.0"}}}
-	cl := newClosure(context.Background(), DirectRegistry(source.Options{}), nil, xpkg.DefaultLimits)
-	fs := cl.findings("cfg:v1", root, lock)
+	cl := resolve.NewClosure(context.Background(), resolve.Direct(source.Options{}), nil, xpkg.DefaultLimits)
+	fs := closureFindings(cl.Below("cfg:v1", root, lock))
 	if len(fs) != 2 || fs[0].Severity != Blocking || !strings.Contains(fs[0].Message, "cfg:v1 → "+reg.Host+"/org/a:v1.0.0 needs "+reg.Host+"/org/b >=v2.0.0, and no version of it in its registry matches") ||
 		fs[1].Severity != Blocking || !strings.Contains(fs[1].Message, "needs "+reg.Host+"/org/d <v1.0.0, but v1.5.0 is what runs") {
 		t.Errorf("findings %+v", fs)
 	}
 	ok := &xpkg.Meta{DependsOn: []xpkg.Dependency{{Kind: "provider", Package: reg.Host + "/org/a", Version: "<v1.0.0"}}}
-	if fs := cl.findings("cfg:v2", ok, lock); len(fs) != 0 {
+	if fs := closureFindings(cl.Below("cfg:v2", ok, lock)); len(fs) != 0 {
 		t.Errorf("a closure that resolves finds %+v", fs)
 	}
 }
@@ -120,7 +121,7 @@ func TestReadValidated(t *testing.T) {
 	reg := fixture.NewRegistry(t)
 	reg.PushStream(t, "org/provider-bad:v1.0.0", "apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: provider-bad\n  annotations:\n    supported: yes\n")
 	ref := reg.Host + "/org/provider-bad:v1.0.0"
-	c, err := readValidated(context.Background(), DirectRegistry(source.Options{}), ref, nil, xpkg.DefaultLimits)
+	c, err := readValidated(context.Background(), resolve.Direct(source.Options{}), ref, nil, xpkg.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fakecluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
@@ -125,7 +126,7 @@ func TestUpgradePlanRequestsDoNotGrowWithCRDs(t *testing.T) {
 	host := pushMany(t)
 	c, dyn := manyCluster(t, host)
 	in := installedPkg(t, c, "provider-many")
-	in.Registry = DirectRegistry(source.Options{})
+	in.Registry = resolve.Direct(source.Options{})
 	dyn.ClearActions()
 	ch := &Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"}
 	p, err := ch.Plan(context.Background(), ActionUpgrade, in, host+"/"+manyRepo+":v2.0.0")
@@ -199,7 +200,7 @@ func TestUpgradePlanBlocksWhatCrossplaneWouldRefuse(t *testing.T) {
 	push(manyRepo+":v2.0.0", v2)
 	c, _ := manyCluster(t, reg.Host)
 	in := installedPkg(t, c, "provider-many")
-	in.Registry = DirectRegistry(source.Options{})
+	in.Registry = resolve.Direct(source.Options{})
 	ch := &Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"}
 	p, err := ch.Plan(context.Background(), ActionUpgrade, in, reg.Host+"/"+manyRepo+":v2.0.0")
 	if err != nil {

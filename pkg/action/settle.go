@@ -3,12 +3,12 @@ package action
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -43,7 +43,7 @@ func (o *Outdated) settle(ctx context.Context, items []*Item, lock []installed.L
 	for _, lp := range lock {
 		locked[reference.Repository(lp.Source)] = lp.Version
 	}
-	metas := &metaCache{o: o, read: map[string]metaRead{}}
+	metas := &metaCache{o: o, read: map[string]resolve.MetaRead{}}
 	// The first round's versions are read in parallel.
 	if err := metas.prefetch(ctx, items); err != nil {
 		return err
@@ -58,9 +58,9 @@ func (o *Outdated) settle(ctx context.Context, items []*Item, lock []installed.L
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			why, held := m.err, false
+			why, held := m.Err, false
 			if why == "" {
-				why, held = o.unmet(ctx, it, m.meta, byRepo, locked)
+				why, held = o.unmet(ctx, it, m.Meta, byRepo, locked)
 			}
 			switch {
 			case held:
@@ -141,17 +141,11 @@ func (it *Item) held(dependent *Item, constraint string) {
 	it.HeldBy = append(it.HeldBy, versions.Hold{By: dependent.String() + " at " + dependent.wantedTag, Constraint: constraint})
 }
 
-// metaRead is a version's meta object, or why it could not be read.
-type metaRead struct {
-	meta *xpkg.Meta
-	err  string
-}
-
 // metaCache reads each version's meta object once.
 type metaCache struct {
 	o    *Outdated
 	mu   sync.Mutex
-	read map[string]metaRead
+	read map[string]resolve.MetaRead
 }
 
 func (c *metaCache) prefetch(ctx context.Context, items []*Item) error {
@@ -168,8 +162,12 @@ func (c *metaCache) prefetch(ctx context.Context, items []*Item) error {
 	return ctx.Err()
 }
 
-// get reads the meta object of the version it moves to.
-func (c *metaCache) get(ctx context.Context, it *Item) metaRead {
+// get reads the meta object of the version it moves to, as the package
+// manager reads the package (ImageConfigs, pull secrets), through the
+// repository's reader. A version that cannot be read is blocked: the
+// package manager could not install it either, and its plan could not
+// be made.
+func (c *metaCache) get(ctx context.Context, it *Item) resolve.MetaRead {
 	ref := it.repo + ":" + it.wantedTag
 	c.mu.Lock()
 	m, ok := c.read[ref]
@@ -177,92 +175,9 @@ func (c *metaCache) get(ctx context.Context, it *Item) metaRead {
 	if ok {
 		return m
 	}
-	m = c.o.readMeta(ctx, it, ref)
+	m = c.o.Registry.ReadMeta(ctx, ref, pullSecrets(it.pkg), resolve.MetaOptions{Limits: c.o.Limits, Reuse: it.reader, Shared: c.o.Shared})
 	c.mu.Lock()
 	c.read[ref] = m
 	c.mu.Unlock()
 	return m
-}
-
-// readMeta reads a version's meta object as the package manager reads the
-// package (ImageConfigs, pull secrets). A version that cannot be read is
-// blocked: the package manager could not install it either, and its plan
-// could not be made.
-func (o *Outdated) readMeta(ctx context.Context, it *Item, ref string) metaRead {
-	if o.Shared == nil {
-		read, so, err := o.Registry.readQuietly(ctx, ref, pullSecrets(it.pkg))
-		if err != nil {
-			return metaRead{err: "cannot be read: " + exit.Message(err)}
-		}
-		// Through the repository's reader: its connection and token.
-		so.Reuse = it.reader
-		return readMetaAt(ctx, read, so, o.Limits)
-	}
-	at, err := o.Registry.resolve(ctx, ref, pullSecrets(it.pkg), false)
-	if err != nil {
-		return metaRead{err: "cannot be read: " + exit.Message(err)}
-	}
-	at.so.Reuse = it.reader
-	read := func() metaRead { return readMetaAt(ctx, at.ref, at.so, o.Limits) }
-	if at.creds == "" {
-		return read()
-	}
-	return o.Shared.meta(ctx, at, read)
-}
-
-// readMeta reads the meta object of the package ref names through reg,
-// with the package's pull secrets, without the rest of its layer; a
-// legacy package has none (and no dependsOn or constraint to check).
-func readMeta(ctx context.Context, reg *Registry, ref string, secrets []string, limits xpkg.Limits) metaRead {
-	// Quietly, and so in any order: outdated said how when it read the
-	// repository, and doctor reads many at once.
-	read, so, err := reg.readQuietly(ctx, ref, secrets)
-	if err != nil {
-		return metaRead{err: "cannot be read: " + exit.Message(err)}
-	}
-	return readMetaAt(ctx, read, so, limits)
-}
-
-// readMetaAt is readMeta of the reference to read (after the ImageConfigs)
-// with its options.
-func readMetaAt(ctx context.Context, read string, so source.Options, limits xpkg.Limits) metaRead {
-	p, err := source.Open(ctx, read, so)
-	if err != nil {
-		return metaRead{err: "cannot be read: " + exit.Message(err)}
-	}
-	defer p.Release()
-	if p.Format == source.FormatLegacy {
-		return metaRead{}
-	}
-	if limits == (xpkg.Limits{}) {
-		limits = xpkg.DefaultLimits
-	}
-	stream := &readFault{r: p.Stream()}
-	meta, err := xpkg.ReadMeta(stream, limits)
-	switch {
-	case err == nil:
-		return metaRead{meta: meta}
-	case ctx.Err() != nil:
-		return metaRead{err: "cannot be read: interrupted"}
-	case stream.err != nil:
-		// The registry failed the read (a stall, a source too slow, bytes
-		// unlike the digest): no verdict on the package.
-		return metaRead{err: "cannot be read: " + exit.Message(err)}
-	}
-	return metaRead{err: "is not a package Crossplane can install: " + exit.Message(err)}
-}
-
-// readFault keeps the error of a read of r, which tells a source that
-// failed from content that is wrong.
-type readFault struct {
-	r   io.Reader
-	err error
-}
-
-func (f *readFault) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	if err != nil && err != io.EOF && f.err == nil {
-		f.err = err
-	}
-	return n, err
 }

@@ -1,6 +1,7 @@
 // Package versions orders a package's registry tags the way Crossplane's
-// dependency resolution does (semantic versions, newest first) and resolves
-// versions, constraints and digests against them.
+// dependency resolution does (semantic versions, newest first) and finds
+// the versions a user names (a tag, a range, the newest). How the package
+// manager chooses a dependency's version is pkg/resolve's.
 package versions
 
 import (
@@ -95,69 +96,10 @@ func Newer(tags []Tag, current string, pre bool) (Tag, bool) {
 }
 
 // Hold is a constraint another package puts on this one: who (as
-// kind/name) and the semver range.
+// kind/name) and the semver range (or digest).
 type Hold struct {
 	By         string `json:"by"`
 	Constraint string `json:"constraint"`
-}
-
-// Wanted is the newest tag above current that every hold admits
-// (pre-releases only with pre): what the package may move to without
-// breaking a package that depends on it. ok is false when there is none.
-// A hold that is no semver range (a digest pins the package) admits no
-// move; held are the holds that keep a newer version out.
-func Wanted(tags []Tag, current string, holds []Hold, pre bool) (t Tag, ok bool, held []Hold) {
-	admitted, held := Candidates(tags, current, holds, pre)
-	if len(admitted) == 0 {
-		return Tag{}, false, held
-	}
-	return admitted[0], true, held
-}
-
-// Candidates are the tags above current that every hold admits, newest
-// first (pre-releases only with pre); held are the holds that keep out a
-// version newer than the first of them. A hold that is no semver range
-// admits none.
-func Candidates(tags []Tag, current string, holds []Hold, pre bool) (admitted []Tag, held []Hold) {
-	cur, err := semver.NewVersion(current)
-	if err != nil {
-		return nil, nil
-	}
-	kept, _ := Filter(tags, "", pre)
-	cs := make([]*semver.Constraints, len(holds))
-	for i, h := range holds {
-		if cs[i], err = semver.NewConstraint(h.Constraint); err != nil {
-			// A digest or a malformed range: nothing can be checked
-			// against it, so nothing moves.
-			return nil, []Hold{h}
-		}
-	}
-	for _, tag := range kept {
-		if !tag.Version.GreaterThan(cur) {
-			break
-		}
-		var refused []Hold
-		for i, c := range cs {
-			// As the package manager checks a dependency: a pre-release
-			// passes only a range that names one.
-			if !c.Check(tag.Version) {
-				refused = append(refused, holds[i])
-			}
-		}
-		if len(refused) == 0 {
-			admitted = append(admitted, tag)
-			continue
-		}
-		if len(admitted) > 0 {
-			continue
-		}
-		for _, h := range refused {
-			if !slices.Contains(held, h) {
-				held = append(held, h)
-			}
-		}
-	}
-	return admitted, held
 }
 
 // Latest is the newest stable semantic version among tags.

@@ -2,7 +2,6 @@ package versions
 
 import (
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -46,30 +45,8 @@ func TestSortFilterNewer(t *testing.T) {
 	}
 }
 
-func TestWanted(t *testing.T) {
+func TestLatest(t *testing.T) {
 	tags := Sort([]string{"v1.0.0", "v1.1.0", "v1.2.0-rc.1", "v1.5.0", "v2.0.0", "latest"})
-	hold := func(c string) Hold { return Hold{By: "configuration/c", Constraint: c} }
-	for _, tc := range []struct {
-		current string
-		holds   []Hold
-		pre     bool
-		want    string // "" when nothing newer is admitted
-		held    int
-	}{
-		{"v1.0.0", nil, false, "v2.0.0", 0},
-		{"v1.0.0", []Hold{hold(">=v1.0.0 <v2.0.0")}, false, "v1.5.0", 1},
-		{"v1.0.0", []Hold{hold(">=v1.0.0 <v2.0.0"), hold("<v1.2.0")}, false, "v1.1.0", 2},
-		{"v1.1.0", []Hold{hold("<v1.2.0")}, true, "", 1}, // the pre-release counts, and is refused too
-		{"v1.1.0", []Hold{hold(">=v1.2.0-0 <v1.3.0")}, true, "v1.2.0-rc.1", 1},
-		{"v2.0.0", nil, false, "", 0},
-		{"v1.0.0", []Hold{hold("sha256:" + strings.Repeat("a", 64))}, false, "", 1},
-		{"sha256:abc", nil, false, "", 0},
-	} {
-		got, ok, held := Wanted(tags, tc.current, tc.holds, tc.pre)
-		if ok != (tc.want != "") || got.Name != tc.want || len(held) != tc.held {
-			t.Errorf("from %s under %v (pre %v): %q %v held by %v; want %q held by %d", tc.current, tc.holds, tc.pre, got.Name, ok, held, tc.want, tc.held)
-		}
-	}
 	if l, ok := Latest(tags); !ok || l.Name != "v2.0.0" {
 		t.Errorf("latest %v", l)
 	}

@@ -1,4 +1,4 @@
-package action
+package resolve
 
 import (
 	"context"
@@ -12,7 +12,10 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
 // Registry reads packages on behalf of a cluster, the way its package
@@ -60,7 +63,7 @@ func NewRegistry(ctx context.Context, c *cluster.Cluster, xpNamespace string, so
 		configs, err := c.ImageConfigs(ctx)
 		switch {
 		case apierrors.IsForbidden(err):
-			r.warn("Warning: you may not list ImageConfigs, so packages are read as written, not as Crossplane's package manager reads them (pass --no-image-config to say so)")
+			r.Warn("Warning: you may not list ImageConfigs, so packages are read as written, not as Crossplane's package manager reads them (pass --no-image-config to say so)")
 		case err != nil:
 			return nil, err
 		}
@@ -69,9 +72,9 @@ func NewRegistry(ctx context.Context, c *cluster.Cluster, xpNamespace string, so
 	return r, nil
 }
 
-// DirectRegistry reads as the user would, with no cluster: no ImageConfig,
-// no pull secret.
-func DirectRegistry(so source.Options) *Registry { return &Registry{Source: so} }
+// Direct reads as the user would, with no cluster: no ImageConfig, no
+// pull secret.
+func Direct(so source.Options) *Registry { return &Registry{Source: so} }
 
 // Read returns the reference to read for ref (a package reference or a
 // repository) and the options to read it with, for a package with the
@@ -80,43 +83,43 @@ func (r *Registry) Read(ctx context.Context, ref string, pullSecrets []string) (
 	return r.read(ctx, ref, pullSecrets, true)
 }
 
-// readQuietly is Read without telling OnResolve: for reads of a
+// ReadQuietly is Read without telling OnResolve: for reads of a
 // repository's versions whose resolution its read told already.
-func (r *Registry) readQuietly(ctx context.Context, ref string, pullSecrets []string) (string, source.Options, error) {
+func (r *Registry) ReadQuietly(ctx context.Context, ref string, pullSecrets []string) (string, source.Options, error) {
 	return r.read(ctx, ref, pullSecrets, false)
 }
 
 func (r *Registry) read(ctx context.Context, ref string, pullSecrets []string, tell bool) (string, source.Options, error) {
-	at, err := r.resolve(ctx, ref, pullSecrets, tell)
-	return at.ref, at.so, err
+	at, err := r.Resolve(ctx, ref, pullSecrets, tell)
+	return at.Ref, at.Options, err
 }
 
-// readAt is where and how a reference is read: the reference after the
-// ImageConfigs, the options, and who reads it (creds: "user" for the
+// At is where and how a reference is read: the reference after the
+// ImageConfigs, the options, and who reads it (Creds: "user" for the
 // user's own credentials, "secret:HASH" for a cluster's pull secret, ""
 // for unknown, which shares no read).
-type readAt struct {
-	ref   string
-	so    source.Options
-	creds string
+type At struct {
+	Ref     string
+	Options source.Options
+	Creds   string
 }
 
-// resolve is read, saying who reads (see readAt).
-func (r *Registry) resolve(ctx context.Context, ref string, pullSecrets []string, tell bool) (readAt, error) {
+// Resolve is Read, saying who reads (see At); tell: OnResolve hears it.
+func (r *Registry) Resolve(ctx context.Context, ref string, pullSecrets []string, tell bool) (At, error) {
 	res, err := imageconfig.Resolve(r.Configs, ref)
 	if err != nil {
-		return readAt{so: r.Source}, err
+		return At{Options: r.Source}, err
 	}
 	if tell {
 		r.tell(res)
 	}
 	so := r.Source
 	if len(pullSecrets) == 0 && res.PullSecret == "" || r.Cluster == nil {
-		return readAt{res.Resolved, so, credsUser}, nil
+		return At{res.Resolved, so, credsUser}, nil
 	}
 	kc, err := r.keychain(ctx, pullSecrets, res.PullSecret)
 	if err != nil {
-		return readAt{so: so}, err
+		return At{Options: so}, err
 	}
 	r.noteFallback(res)
 	base := so.Keychain
@@ -124,7 +127,7 @@ func (r *Registry) resolve(ctx context.Context, ref string, pullSecrets []string
 		base = authn.DefaultKeychain
 	}
 	so.Keychain = authn.NewMultiKeychain(kc, base)
-	return readAt{res.Resolved, so, clusterCreds(kc, res.Resolved, so)}, nil
+	return At{res.Resolved, so, clusterCreds(kc, res.Resolved, so)}, nil
 }
 
 // keychain reads the secrets once per set. The package's own secrets
@@ -149,7 +152,7 @@ func (r *Registry) keychain(ctx context.Context, pkgSecrets []string, configSecr
 	if configSecret != "" && !slices.Contains(pkgSecrets, configSecret) {
 		k, err := r.Cluster.PullSecretKeychain(ctx, r.XPNamespace, []string{configSecret})
 		if err != nil {
-			r.warn(fmt.Sprintf("Warning: %v; reading with your own registry credentials", err))
+			r.Warn(fmt.Sprintf("Warning: %v; reading with your own registry credentials", err))
 			r.mu.Lock()
 			if r.broken == nil {
 				r.broken = map[string]error{}
@@ -219,7 +222,8 @@ func (r *Registry) tell(res imageconfig.Resolution) {
 	}
 }
 
-func (r *Registry) warn(s string) {
+// Warn says s once to OnWarn.
+func (r *Registry) Warn(s string) {
 	r.mu.Lock()
 	if r.said == nil {
 		r.said = map[string]bool{}
@@ -249,4 +253,47 @@ func DescribeResolution(res imageconfig.Resolution) string {
 		s = strings.TrimSpace(s) + fmt.Sprintf("; ImageConfig %s has the package manager verify its signature, which this read does not do", res.Unverified)
 	}
 	return strings.TrimSpace(s)
+}
+
+// HasMatch tells whether the repository of a dependency has a version the
+// package manager would install (Choose). A digest is taken as there: it
+// is checked when it is pulled; a constraint the package manager cannot
+// read matches nothing.
+func (r *Registry) HasMatch(ctx context.Context, secrets []string, d xpkg.Dependency) (bool, error) {
+	switch {
+	case IsDigest(d.Version):
+		return true, nil
+	case !listsTags([]string{d.Version}):
+		return false, nil
+	}
+	read, so, err := r.Read(ctx, reference.Repository(d.Package), secrets)
+	if err != nil {
+		return false, err
+	}
+	names, err := source.ListTags(ctx, read, so)
+	if err != nil {
+		return false, err
+	}
+	_, err = Choose(versions.Sort(names), []string{d.Version})
+	return err == nil, nil
+}
+
+// Pin resolves the tag of a reference to the digest it names now (read
+// as the package manager would: through an ImageConfig's rewrite, whose
+// mirror serves the same content) and returns repository:tag@digest, which
+// the package manager pulls by digest; a reference with a digest already
+// is returned as it is.
+func (r *Registry) Pin(ctx context.Context, ref string, pullSecrets []string) (string, error) {
+	if reference.Digest(ref) != "" {
+		return ref, nil
+	}
+	read, so, err := r.Read(ctx, ref, pullSecrets)
+	if err != nil {
+		return "", err
+	}
+	d, err := source.Digest(ctx, read, so)
+	if err != nil {
+		return "", fmt.Errorf("pin %s: %w", ref, err)
+	}
+	return reference.Pin(ref, d), nil
 }
