@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
@@ -60,7 +61,7 @@ reports what keeps packages from installing, as a plan reports findings: each wi
 stable rule, a severity and a message that names the objects and the way out. Without
 --fix it changes nothing. The rules:
 
-` + action.RulesHelp(action.ActionDoctor) + `
+` + findings.RulesHelp(action.ActionDoctor) + `
 
 With --fix, doctor also repairs what it can prove from what it read, and nothing else:
 the revisions behind duplicate Lock nodes that are not their package's current revision

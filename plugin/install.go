@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
@@ -69,7 +70,7 @@ digest (a package that others depend on with a version range should not be pinne
 see kubectl xpkg upgrade --help). Install plans first what the package would do to Crossplane's Lock, as every
 change is planned, and prints the plan when it finds something:
 
-` + action.RulesHelp(action.ActionInstall) + `
+` + findings.RulesHelp(action.ActionInstall) + `
 
 Both end with two nodes for one source in the Lock, which then resolves no package's
 dependencies (see kubectl xpkg doctor): a blocking finding stops the install (exit

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/manifest"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
@@ -79,7 +80,7 @@ manifest is said (a GitOps prune would uninstall it). What only the cluster can 
 (offline). Without --base every package is new.
 
 Rules of its own (the others are upgrade's, rollback's and install's):
-` + action.RulesHelp(action.ActionPlanFiles),
+` + findings.RulesHelp(action.ActionPlanFiles),
 		Example: planExample,
 		GroupID: groupCluster,
 		Args:    exactArgs(0, "no arguments: name the manifests with -f"),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
@@ -92,7 +93,7 @@ each step finding done what the run cut short did; with --undo it undoes it inst
 Nothing is changed before the rename is planned; a blocking finding stops it with exit
 status 3 unless --force. The rules:
 
-` + action.RulesHelp(action.ActionRename) + `
+` + findings.RulesHelp(action.ActionRename) + `
 
 Doctor's blocking findings about the Lock as a whole (duplicate-lock-node,
 dependency-unresolved), and about the package or what it installed (control-conflict,

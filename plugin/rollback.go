@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 )
 
 var rollbackExample = `  # The plan only: a rollback can strand a stored version too
@@ -64,7 +65,7 @@ constraints still count. A downgrade is expected here, so it is only noted. A bl
 finding stops it with exit status 3 unless --force; --dry-run prints the plan and exits
 as the rollback would. The rules:
 
-` + action.RulesHelp(action.ActionRollback) + `
+` + findings.RulesHelp(action.ActionRollback) + `
 
 --wait waits until the old version is installed, healthy and
 its definitions established.`,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
@@ -53,7 +54,7 @@ definitions they installed (CRDs, MRDs, XRDs), and with a definition every objec
 its kind. Before deleting anything, uninstall plans the removal; a blocking finding
 stops it with exit status 3 unless --force. The rules:
 
-` + action.RulesHelp(action.ActionUninstall) + `
+` + findings.RulesHelp(action.ActionUninstall) + `
 
 Crossplane never removes dependencies: --with-dependencies also removes those that
 nothing else needs and that Crossplane's package manager installed as dependencies

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 )
 
 var upgradeExample = `  # Upgrade to the newest stable version above the current one
@@ -86,7 +87,7 @@ package with the new version (as kubectl xpkg diff does) and checks the result a
 the cluster. A blocking finding stops the upgrade with exit status 3 unless --force;
 warnings and notes (info) are printed and do not stop it. The rules:
 
-` + action.RulesHelp(action.ActionUpgrade) + `
+` + findings.RulesHelp(action.ActionUpgrade) + `
 
 --dry-run prints the plan and exits as the upgrade would.
 

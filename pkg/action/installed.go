@@ -147,7 +147,3 @@ func Pin(ctx context.Context, reg *Registry, ref string, pullSecrets []string) (
 	}
 	return reference.Pin(ref, d), nil
 }
-
-// runtimeKind says whether packages of kind run a runtime (a Deployment
-// per revision).
-func runtimeKind(kind string) bool { return kind == "Provider" || kind == "Function" }

@@ -201,7 +201,7 @@ func rootAdmitted(repo, version string, holds []versions.Hold) error {
 				return conflictError(repo, holds)
 			}
 		default:
-			if ok, err := satisfies(h.Constraint, version); err == nil && !ok {
+			if ok, err := versions.Satisfies(h.Constraint, version); err == nil && !ok {
 				return conflictError(repo, holds)
 			}
 		}

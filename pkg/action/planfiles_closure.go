@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
@@ -49,7 +50,7 @@ type step struct {
 // findings walks the dependencies of root (target's meta object)
 // against lock (what runs, as the set leaves it). The direct ones'
 // findings are dependencyFindings': here they are only walked through.
-func (cl *closure) findings(target string, root *xpkg.Meta, lock []installed.LockPackage) []Finding {
+func (cl *closure) findings(target string, root *xpkg.Meta, lock []installed.LockPackage) []findings.Finding {
 	if root == nil {
 		return nil
 	}
@@ -61,7 +62,7 @@ func (cl *closure) findings(target string, root *xpkg.Meta, lock []installed.Loc
 	for _, d := range root.DependsOn {
 		queue = append(queue, step{dep: d, chain: []string{target}})
 	}
-	var out []Finding
+	var out []findings.Finding
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
@@ -101,7 +102,7 @@ func (cl *closure) below(ref string, chain []string) []step {
 
 // choose is the version the resolver installs for s: the newest its
 // constraint admits, or the tag it names; a finding when there is none.
-func (cl *closure) choose(s step) (string, *Finding) {
+func (cl *closure) choose(s step) (string, *findings.Finding) {
 	repo := reference.Repository(s.dep.Package)
 	if strings.HasPrefix(s.dep.Version, "sha256:") {
 		return "", nil // a digest: checked when it is pulled
@@ -110,10 +111,10 @@ func (cl *closure) choose(s step) (string, *Finding) {
 	via := strings.Join(s.chain, " → ")
 	switch {
 	case source.NotFound(tr.err):
-		return "", &Finding{Rule: RuleDependencyConstraint, Severity: Blocking, Object: repo,
+		return "", &findings.Finding{Rule: findings.RuleDependencyConstraint, Severity: findings.Blocking, Object: repo,
 			Message: fmt.Sprintf("%s needs %s %s, and its repository does not exist (%s): the package manager cannot resolve it, and the Lock stalls for every package in the cluster until it can", via, repo, s.dep.Version, exit.Message(tr.err))}
 	case tr.err != nil:
-		return "", &Finding{Rule: RuleDependencyConstraint, Severity: Warning, Object: repo,
+		return "", &findings.Finding{Rule: findings.RuleDependencyConstraint, Severity: findings.Warning, Object: repo,
 			Message: fmt.Sprintf("%s needs %s %s, whose versions could not be listed (%s): if none matches, the Lock stalls for every package", via, repo, s.dep.Version, exit.Message(tr.err))}
 	}
 	if s.dep.Version != "" && !versions.IsConstraint(s.dep.Version) {
@@ -125,25 +126,25 @@ func (cl *closure) choose(s step) (string, *Finding) {
 	} else if matches, err := versions.Filter(tr.tags, s.dep.Version, strings.Contains(s.dep.Version, "-")); err == nil && len(matches) > 0 {
 		return matches[0].Name, nil
 	}
-	return "", &Finding{Rule: RuleDependencyConstraint, Severity: Blocking, Object: repo,
+	return "", &findings.Finding{Rule: findings.RuleDependencyConstraint, Severity: findings.Blocking, Object: repo,
 		Message: fmt.Sprintf("%s needs %s %s, and no version of it in its registry matches: the package manager cannot resolve it, and the Lock stalls for every package in the cluster until it can; publish a matching version or change the constraint", via, repo, s.dep.Version)}
 }
 
 // conflicts: a constraint met on the way on a repository whose version
 // is chosen already (installed, in the set, or chosen for another
 // dependent) that excludes that version.
-func (cl *closure) conflicts(cs []step, chosen map[string]string) []Finding {
-	var out []Finding
+func (cl *closure) conflicts(cs []step, chosen map[string]string) []findings.Finding {
+	var out []findings.Finding
 	for _, s := range cs {
 		repo := reference.Repository(s.dep.Package)
 		v := chosen[repo]
 		if v == "" || s.dep.Version == "" {
 			continue
 		}
-		if ok, err := satisfies(s.dep.Version, v); err != nil || ok {
+		if ok, err := versions.Satisfies(s.dep.Version, v); err != nil || ok {
 			continue
 		}
-		out = append(out, Finding{Rule: RuleDependencyConstraint, Severity: Blocking, Object: repo,
+		out = append(out, findings.Finding{Rule: findings.RuleDependencyConstraint, Severity: findings.Blocking, Object: repo,
 			Message: fmt.Sprintf("%s needs %s %s, but %s is what runs or is installed for another dependent: no version satisfies every constraint, and the package that needs it stays unhealthy", strings.Join(s.chain, " → "), repo, s.dep.Version, v)})
 	}
 	return out

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -46,7 +49,7 @@ func specEdits(have *installed.Package, m Manifest) []string {
 	want, _ := m.Object.Object["spec"].(map[string]any)
 	got, _ := have.Object.Object["spec"].(map[string]any)
 	var out []string
-	for _, k := range slices.Sorted(mapKeys(want)) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		if k == "package" {
 			continue
 		}
@@ -63,16 +66,16 @@ func specEdits(have *installed.Package, m Manifest) []string {
 // v2.4 each edit makes a new revision (and restarts a provider's or
 // function's runtime), and under Manual activation the running revision
 // stops until the new one is activated.
-func (pf *PlanFiles) editFinding(ctx context.Context, w *wanted, edits []string) Finding {
-	f := Finding{Rule: RuleSpecChange, Severity: Info, Object: w.have.KindName()}
+func (pf *PlanFiles) editFinding(ctx context.Context, w *wanted, edits []string) findings.Finding {
+	f := findings.Finding{Rule: findings.RuleSpecChange, Severity: findings.Info, Object: w.have.KindName()}
 	running, err := pf.cfg.cluster.CrossplaneVersion(ctx, pf.cfg.XPNamespace)
-	v24, known := fromV24(running)
+	v24, known := diagnose.FromV24(running)
 	effect := "Crossplane before v2.4 makes no new revision for it"
 	switch {
 	case err != nil || !known:
 		effect = "on Crossplane v2.4 and later each spec edit makes a new revision (the running Crossplane's version could not be read)"
 	case v24 && w.have.ActivationPolicy == "Manual":
-		f.Severity = Warning
+		f.Severity = findings.Warning
 		effect = fmt.Sprintf("Crossplane %s makes a new revision for it and, under Manual activation, deactivates the running one: %s runs nothing until the new revision is activated", running, w.have.KindName())
 	case v24 && w.have.Kind != "Configuration":
 		effect = fmt.Sprintf("Crossplane %s makes a new revision for it, and the runtime restarts", running)
@@ -102,7 +105,7 @@ func (pf *PlanFiles) planInstall(ctx context.Context, w *wanted, overlay []insta
 	p.add(violationFindings(w.target, w.violations)...)
 	if w.meta != nil {
 		running, unread := c.CrossplaneVersion(ctx, pf.cfg.XPNamespace)
-		if f := crossplaneVersionFinding(w.meta.Crossplane, running, unread, pf.cfg.XPNamespace, w.target); f != nil {
+		if f := diagnose.CrossplaneVersionFinding(w.meta.Crossplane, running, unread, pf.cfg.XPNamespace, w.target); f != nil {
 			p.add(*f)
 		}
 	}
@@ -116,7 +119,7 @@ func (pf *PlanFiles) planInstall(ctx context.Context, w *wanted, overlay []insta
 	}
 	secrets := pullSecrets(w.want)
 	set := overlaid(lock, overlay)
-	p.add(dependencyFindings(w.meta, set, pkgs, w.target, func(d xpkg.Dependency) (bool, error) {
+	p.add(diagnose.DependencyFindings(w.meta, set, pkgs, w.target, func(d xpkg.Dependency) (bool, error) {
 		return reg.HasMatch(ctx, secrets, d)
 	})...)
 	p.add(newClosure(ctx, reg, secrets, pf.cfg.Limits).findings(w.target, w.meta, set)...)
@@ -183,14 +186,14 @@ func readValidated(ctx context.Context, reg *Registry, ref string, secrets []str
 
 // violationFindings: what validate finds in a new package's target, which
 // Crossplane would refuse or install broken.
-func violationFindings(target string, vs []xpkg.Violation) []Finding {
-	var out []Finding
+func violationFindings(target string, vs []xpkg.Violation) []findings.Finding {
+	var out []findings.Finding
 	for _, v := range vs {
 		what := v.Message
 		if v.Object != "" {
 			what = v.Object + ": " + what
 		}
-		out = append(out, Finding{Rule: RuleInvalidPackage, Severity: Blocking, Object: target,
+		out = append(out, findings.Finding{Rule: findings.RuleInvalidPackage, Severity: findings.Blocking, Object: target,
 			Message: fmt.Sprintf("%s is invalid (kubectl xpkg validate %s): %s [%s]", target, target, what, v.Rule)})
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
@@ -63,7 +64,7 @@ func (h *handOver) verify(ctx context.Context) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%d objects %s installed are gone: %s", len(missing), h.rp.Package, shortList(missing))
+		return fmt.Errorf("%d objects %s installed are gone: %s", len(missing), h.rp.Package, diagnose.ShortList(missing))
 	}
 	counts, err := h.c.CountAll(ctx, h.rp.counted)
 	if err != nil {
@@ -106,7 +107,7 @@ func (h *handOver) deleteNew(ctx context.Context) error {
 // active again, the package unpaused, installed and healthy.
 func (h *handOver) restoreOld(ctx context.Context) error {
 	old := h.rp.old
-	if cur := h.currentRevision(ctx); cur != nil && !isActive(cur) {
+	if cur := h.currentRevision(ctx); cur != nil && !cur.IsActive() {
 		if err := h.c.Activate(ctx, cur); err != nil {
 			return fmt.Errorf("activate revision %s: %w", cur.Name, err)
 		}
