@@ -45,10 +45,11 @@ func imports(t *testing.T, root, dir string) map[string][]string {
 	return out
 }
 
-// TestLayers: pkg/ never imports the command layer; pkg/reference imports
-// nothing of the module and pkg/installed only what describes references
-// and image configs; the command layer never imports pkg/cluster: it
-// reaches the cluster through the use cases (pkg/action).
+// TestLayers: pkg/ never imports the command layer; pkg/reference and
+// pkg/findings import nothing of the module and pkg/installed only what
+// describes references and image configs; pkg/diagnose, which the use
+// cases call, never imports them (pkg/action); the command layer never
+// imports pkg/cluster: it reaches the cluster through the use cases.
 func TestLayers(t *testing.T) {
 	root, err := testenv.ModuleRoot()
 	if err != nil {
@@ -57,11 +58,15 @@ func TestLayers(t *testing.T) {
 	below := map[string][]string{
 		"pkg/reference/": nil,
 		"pkg/installed/": {"pkg/reference", "pkg/imageconfig"},
+		"pkg/findings/":  nil,
 	}
 	for file, imps := range imports(t, root, "pkg") {
 		for _, imp := range imps {
 			if imp == "plugin" || strings.HasPrefix(imp, "plugin/") || strings.HasPrefix(imp, "cmd/") {
 				t.Errorf("%s imports %s: pkg/ never imports the command layer", file, imp)
+			}
+			if strings.HasPrefix(file, "pkg/diagnose/") && imp == "pkg/action" {
+				t.Errorf("%s imports pkg/action: the use cases call pkg/diagnose, not the other way", file)
 			}
 			for dir, allowed := range below {
 				if strings.HasPrefix(file, dir) && !slices.Contains(allowed, imp) {
