@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
 
@@ -119,12 +120,12 @@ func doctorSummary(r *action.Report) string {
 	if r.Healthy() {
 		return "no problems found"
 	}
-	n := map[action.Severity]int{}
+	n := map[findings.Severity]int{}
 	for _, f := range r.Findings {
 		n[f.Severity]++
 	}
 	var parts []string
-	for _, s := range []action.Severity{action.Blocking, action.Warning, action.Info} {
+	for _, s := range []findings.Severity{findings.Blocking, findings.Warning, findings.Info} {
 		if n[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
 		}

@@ -4,7 +4,7 @@ import (
 	"embed"
 	"strings"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 )
 
 // The verbs' help: help/VERB.txt is the long description (Markdown, as
@@ -16,9 +16,9 @@ import (
 var helpFiles embed.FS
 
 // helpLong is verb's long description; {{rules}} in it stands for the
-// rules of the verb's plan (action.RulesHelp).
+// rules of the verb's plan (findings.RulesHelp).
 func helpLong(verb string) string {
-	return strings.Replace(helpFile(verb+".txt"), "{{rules}}", action.RulesHelp(verb), 1)
+	return strings.Replace(helpFile(verb+".txt"), "{{rules}}", findings.RulesHelp(verb), 1)
 }
 
 // helpExample is verb's examples.

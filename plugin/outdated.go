@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 )
@@ -30,7 +31,7 @@ type OutdatedOptions struct {
 type OutdatedReport struct {
 	Items []*action.Item `json:"items"`
 	// Findings are about provider families (rule family-skew).
-	Findings []action.Finding `json:"findings,omitempty"`
+	Findings []findings.Finding `json:"findings,omitempty"`
 }
 
 // NewCmdOutdated builds `kubectl xpkg outdated`.
@@ -118,11 +119,11 @@ func resolveKind(cfg *action.Config, arg string) (string, error) {
 	return action.ResolveKind(cfg, arg)
 }
 
-func (o *OutdatedOptions) print(items []*action.Item, findings []action.Finding) error {
+func (o *OutdatedOptions) print(items []*action.Item, fs []findings.Finding) error {
 	out := o.root.IOStreams.Out
 	switch o.Output {
 	case printers.FormatJSON, printers.FormatYAML:
-		return printers.PrintObject(out, o.Output, OutdatedReport{Items: items, Findings: findings})
+		return printers.PrintObject(out, o.Output, OutdatedReport{Items: items, Findings: fs})
 	}
 	if len(items) == 0 {
 		fmt.Fprintln(o.root.IOStreams.ErrOut, "No packages found.")
@@ -135,7 +136,7 @@ func (o *OutdatedOptions) print(items []*action.Item, findings []action.Finding)
 	if err := t.Render(out); err != nil {
 		return err
 	}
-	return action.WriteFindingLines(out, findings)
+	return findings.WriteLines(out, fs)
 }
 
 func ifRead(it *action.Item, s string) string {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
@@ -27,13 +28,13 @@ type fleetItem struct {
 
 type fleetFinding struct {
 	Cluster string `json:"cluster"`
-	action.Finding
+	findings.Finding
 }
 
 // outdatedAnswer is what outdated found on one cluster.
 type outdatedAnswer struct {
 	items    []*action.Item
-	findings []action.Finding
+	findings []findings.Finding
 }
 
 // runFleet is outdated on several clusters, their registry reads shared

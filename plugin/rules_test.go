@@ -8,6 +8,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 )
 
 // TestEachVerbsHelpListsItsRules: the help of each verb that plans lists
@@ -15,12 +16,12 @@ import (
 func TestEachVerbsHelpListsItsRules(t *testing.T) {
 	streams, _, _, _ := genericiooptions.NewTestIOStreams()
 	root := NewCmdRoot(streams)
-	for _, verb := range []string{action.ActionUpgrade, action.ActionRollback, action.ActionUninstall, action.ActionDoctor, action.ActionPlanFiles} {
+	for _, verb := range []string{action.ActionUpgrade, action.ActionRollback, action.ActionUninstall, action.ActionDoctor, action.ActionPlanFiles, action.ActionInstall, action.ActionRename} {
 		cmd, _, err := root.Find([]string{verb})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range action.Rules {
+		for _, r := range findings.Rules {
 			listed := strings.Contains(cmd.Long, "* "+r.ID+": ")
 			if raised := slices.Contains(r.Verbs, verb); listed != raised {
 				t.Errorf("%s --help lists %s: %v; its plan raises it: %v", verb, r.ID, listed, raised)

@@ -5,14 +5,15 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/compare"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
@@ -132,15 +133,15 @@ func (c *Change) Check(ctx context.Context, r *PlanRead) (*Plan, error) {
 	for name, crd := range crds {
 		stored[name] = crd.Stored
 	}
-	p.add(storedVersionFindings(diff.Preflight(res.Old, res.New, stored), target)...)
-	live, err := liveObjectFindings(ctx, c.Cluster, crds, removedKinds(res.Old, res.New), target)
+	p.add(diagnose.StoredVersionFindings(diff.Preflight(res.Old, res.New, stored), target)...)
+	live, err := diagnose.LiveObjectFindings(ctx, c.Cluster, crds, diagnose.RemovedKinds(res.Old, res.New), target)
 	if err != nil {
 		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 	}
 	p.add(live...)
 	if res.Meta != nil {
 		for _, msg := range xpkg.MetadataProblems(res.Meta.Object) {
-			p.add(Finding{Rule: RuleInvalidPackage, Severity: Blocking, Object: res.Meta.Kind + " " + res.Meta.Name(),
+			p.add(findings.Finding{Rule: findings.RuleInvalidPackage, Severity: findings.Blocking, Object: res.Meta.Kind + " " + res.Meta.Name(),
 				Message: fmt.Sprintf("%s is invalid: its %s %s", target, res.Meta.Kind, msg)})
 		}
 	}
@@ -149,30 +150,30 @@ func (c *Change) Check(ctx context.Context, r *PlanRead) (*Plan, error) {
 	}
 	running, unread := c.Cluster.CrossplaneVersion(ctx, c.XPNamespace)
 	if res.Meta != nil {
-		if f := crossplaneVersionFinding(res.Meta.Crossplane, running, unread, c.XPNamespace, target); f != nil {
+		if f := diagnose.CrossplaneVersionFinding(res.Meta.Crossplane, running, unread, c.XPNamespace, target); f != nil {
 			p.add(*f)
 		}
 	}
 	// Nothing to downgrade when nothing runs (no revision activated yet).
-	if f := downgradeFinding(action, refVersion(in.Image), refVersion(target)); f != nil && in.Running() != nil {
+	if f := diagnose.DowngradeFinding(action == ActionRollback, refVersion(in.Image), refVersion(target)); f != nil && in.Running() != nil {
 		p.add(*f)
 	}
 	manual := pkg.ActivationPolicy == "Manual" && !c.Activate
 	if manual {
-		p.add(manualActivationFinding(p.Package, in.Running(), running))
+		p.add(diagnose.ManualActivationFinding(p.Package, in.Running(), running))
 	}
-	if f := runtimeRestartFinding(pkg, in.Running(), manual); f != nil {
+	if f := diagnose.RuntimeRestartFinding(pkg, in.Running(), manual); f != nil {
 		p.add(*f)
 	}
-	p.add(breakingFindings(res.Report)...)
+	p.add(diagnose.BreakingFindings(res.Report)...)
 	return p, nil
 }
 
 // pullSecretFinding: a package read with the user's credentials because
 // its ImageConfig's pull secret could not be: the plan may rest on what
 // the package manager cannot pull.
-func pullSecretFinding(fb *resolve.FellBack, ref string) Finding {
-	return Finding{Rule: RulePullSecret, Severity: Warning, Object: "ImageConfig " + cmp.Or(fb.ImageConfig, "<unknown>"),
+func pullSecretFinding(fb *resolve.FellBack, ref string) findings.Finding {
+	return findings.Finding{Rule: findings.RulePullSecret, Severity: findings.Warning, Object: "ImageConfig " + cmp.Or(fb.ImageConfig, "<unknown>"),
 		Message: fmt.Sprintf("%s was read with your own registry credentials: the pull secret %s of ImageConfig %s could not be read (%s), and the package manager pulls with it, so it may fail to pull what this plan read; fix the secret, or check that Crossplane can read it",
 			ref, fb.Secret, cmp.Or(fb.ImageConfig, "<unknown>"), exit.Message(fb.Err))}
 }
@@ -184,7 +185,7 @@ func (c *Change) planLock(ctx context.Context, p *Plan, in *Installed, meta *xpk
 	if err != nil {
 		return err
 	}
-	p.add(lockFindings(lock, unresolved)...)
+	p.add(diagnose.LockFindings(lock, unresolved)...)
 	lock = overlaid(lock, c.Overlay)
 	pkgs, err := c.Cluster.List(ctx, "", "")
 	if err != nil {
@@ -195,40 +196,16 @@ func (c *Change) planLock(ctx context.Context, p *Plan, in *Installed, meta *xpk
 	version := refVersion(target)
 	pinned := reference.Digest(target) != ""
 	if _, err := semver.NewVersion(version); err == nil {
-		p.add(dependentFindings(lock, pkgs, repo, version)...)
+		p.add(diagnose.DependentFindings(lock, pkgs, repo, version)...)
 	} else if deps := installed.Dependents(lock, repo); len(deps) > 0 && !pinned {
-		p.add(Finding{Rule: RuleDependentConstraint, Severity: Warning, Object: p.Package,
+		p.add(findings.Finding{Rule: findings.RuleDependentConstraint, Severity: findings.Warning, Object: p.Package,
 			Message: fmt.Sprintf("%s is no semantic version, so the constraints of the %d packages that depend on %s cannot be checked against it", version, len(deps), p.Package)})
 	}
 	if pinned {
-		p.add(pinnedFindings(Holds(lock, pkgs, repo), p.Package, target)...)
+		p.add(diagnose.PinnedFindings(Holds(lock, pkgs, repo), p.Package, target)...)
 	}
-	p.add(dependencyFindings(meta, lock, pkgs, target, func(d xpkg.Dependency) (bool, error) { return dependencyAvailable(ctx, in, d) })...)
+	p.add(diagnose.DependencyFindings(meta, lock, pkgs, target, func(d xpkg.Dependency) (bool, error) { return dependencyAvailable(ctx, in, d) })...)
 	return nil
-}
-
-// lockFindings: a change made while the Lock is broken. Two nodes for one
-// source (doctor's duplicate-lock-node) stop every package's dependency
-// resolution, and no change becomes healthy until one goes: blocking.
-// Another unresolved Lock is a warning: the change may be what resolves
-// it.
-func lockFindings(lock []installed.LockPackage, unresolved *installed.Condition) []Finding {
-	seen := map[string]int{}
-	var dups []string
-	for _, lp := range lock {
-		if seen[lp.Source]++; seen[lp.Source] == 2 {
-			dups = append(dups, lp.Source)
-		}
-	}
-	if len(dups) > 0 {
-		return []Finding{{Rule: RuleLockUnresolved, Severity: Blocking, Object: "lock/lock",
-			Message: fmt.Sprintf("the Lock holds two nodes for %s: Crossplane resolves no package's dependencies while it does, so this change cannot become healthy; kubectl xpkg doctor names them, and doctor --fix repairs what it can prove", strings.Join(dups, ", "))}}
-	}
-	if unresolved == nil {
-		return nil
-	}
-	return []Finding{{Rule: RuleLockUnresolved, Severity: Warning, Object: "lock/lock",
-		Message: installed.LockWarning(unresolved) + "; the change may not become healthy until it is resolved"}}
 }
 
 // refVersion is the version a reference names: its tag, also when a digest

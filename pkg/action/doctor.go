@@ -5,22 +5,23 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
+	"sync"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/releases"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 )
 
-// ActionDoctor names doctor among the verbs of Rules.
+// ActionDoctor names doctor among the verbs of findings.Rules.
 const ActionDoctor = "doctor"
 
 // Doctor reads the package manager's state once (packages, revisions, the
 // Lock, the CRDs and MRDs they install, the DeploymentRuntimeConfigs) and
-// finds what keeps packages from installing, under the rules of Rules
-// whose verbs name doctor. It changes nothing.
+// finds what keeps packages from installing, under the rules of
+// findings.Rules whose verbs name doctor (pkg/diagnose). It changes
+// nothing; Repair (--fix) changes what it can prove.
 type Doctor struct {
 	cfg *Config
 	// CrossplaneVersion, when set, also checks the cluster as that
@@ -34,30 +35,20 @@ type Doctor struct {
 // NewDoctor examines cfg's cluster.
 func NewDoctor(cfg *Config) *Doctor { return &Doctor{cfg: cfg} }
 
-// Report is what doctor found, in the plan's format.
+// Report is what doctor found, in the plan's format, and what --fix
+// planned and did.
 type Report struct {
-	Findings []Finding `json:"findings"`
-	// Unread says, one line each, what could not be read (RBAC, say): the
-	// findings that needed it could not be made, so a report with Unread
-	// is never a clean bill of health.
-	Unread []string `json:"unread,omitempty"`
-	// Crossplane is the upgrade of Crossplane checked (--crossplane-version).
-	Crossplane *CrossplaneMove `json:"crossplane,omitempty"`
-	// Packages, Revisions and LockEntries count what was read.
-	Packages    int `json:"-"`
-	Revisions   int `json:"-"`
-	LockEntries int `json:"-"`
+	diagnose.Report
 	// Repair is what --fix plans and did.
 	Repair *Repair `json:"repair,omitempty"`
 }
 
-// Blocking reports whether a finding is blocking.
-func (r *Report) Blocking() bool {
-	return (&Plan{Findings: r.Findings}).Blocking()
+// ValidateCrossplaneVersion checks a --crossplane-version: MAJOR.MINOR.PATCH,
+// with or without a leading v.
+func ValidateCrossplaneVersion(s string) error {
+	_, err := releases.Parse(s)
+	return err
 }
-
-// Healthy reports a complete read with no finding.
-func (r *Report) Healthy() bool { return len(r.Findings) == 0 && len(r.Unread) == 0 }
 
 // Run reads the state and applies every rule to it. Only a cluster that
 // cannot be reached at all is an error; what cannot be read is in
@@ -69,126 +60,65 @@ func (d *Doctor) Run(ctx context.Context) (*Report, error) {
 
 // examine reads the state and applies the rules: the report, and the
 // state it was made from.
-func (d *Doctor) examine(ctx context.Context) (*Report, *state, error) {
+func (d *Doctor) examine(ctx context.Context) (*Report, *diagnose.State, error) {
 	c, err := d.cfg.connect()
 	if err != nil {
 		return nil, nil, err
 	}
-	s := readState(ctx, c)
-	s.readObjects(ctx, c, d.cfg.XPNamespace)
-	rep := &Report{Findings: []Finding{}, Unread: s.unread,
-		Packages: len(s.pkgs), Revisions: len(s.revs), LockEntries: len(s.lock)}
-	for _, rule := range []func() []Finding{s.duplicateNodes, s.unresolved, s.twinNames, s.staleEntries, s.manualInactive, s.historyPiled,
-		s.controlConflicts, s.storedUndefined, s.objectsMissing, s.pinnedServiceAccounts, s.familySkew,
-		s.unfinishedOperations, s.pausedPackages, s.noRevisions, s.duplicatePackages, s.inactiveRevisions} {
-		rep.Findings = append(rep.Findings, rule()...)
-	}
+	found, s := diagnose.Examine(ctx, c, d.cfg.XPNamespace, familySkew)
+	rep := &Report{Report: *found}
 	if d.CrossplaneVersion != "" {
-		if err := d.checkRelease(ctx, c, s, rep); err != nil {
+		rel := diagnose.Release{Target: d.CrossplaneVersion, Namespace: d.cfg.XPNamespace}
+		if !d.NoRegistry {
+			rel.Constraints = d.constraints(s)
+		}
+		if err := s.CheckRelease(ctx, c, rel, &rep.Report); err != nil {
 			return nil, nil, err
 		}
 	}
 	return rep, s, nil
 }
 
-// state is the package manager's state as doctor read it: one list of each
-// package kind and of each revision kind, and the Lock.
-type state struct {
-	pkgs []*installed.Package
-	revs []*installed.Revision
-	lock []installed.LockPackage
-	// lockObj is the Lock as read.
-	lockObj *unstructured.Unstructured
-	// lockCond is the Lock's Resolved condition when not True.
-	lockCond *installed.Condition
-	// revsRead holds the package kinds whose revisions were read; lockRead
-	// whether the Lock was.
-	revsRead map[string]bool
-	revsAll  bool
-	lockRead bool
-	unread   []string
-
-	revByName map[string]*installed.Revision
-	pkgByKey  map[string]*installed.Package // kind/name
-
-	objectState
-}
-
-// readState makes one request per package kind, one per revision kind and
-// one for the Lock, whatever the number of packages and revisions; what
-// cannot be read is noted and the rest read on.
-func readState(ctx context.Context, c *cluster.Cluster) *state {
-	s := &state{revsRead: map[string]bool{}, revByName: map[string]*installed.Revision{}, pkgByKey: map[string]*installed.Package{}}
-	for _, k := range c.Dialect().Kinds() {
-		pkgs, err := c.List(ctx, k, "")
+// constraints reads the meta object of the image each package runs (its
+// active revision's, else its current revision's, else its own
+// reference), eight at a time, each image once.
+func (d *Doctor) constraints(s *diagnose.State) func(context.Context, []*installed.Package) ([]diagnose.ConstraintRead, error) {
+	return func(ctx context.Context, pkgs []*installed.Package) ([]diagnose.ConstraintRead, error) {
+		reg, err := d.cfg.Registry(ctx)
 		if err != nil {
-			s.unread = append(s.unread, exit.Message(err))
-			continue
+			return nil, err
 		}
-		for _, p := range pkgs {
-			s.pkgs = append(s.pkgs, p)
-			s.pkgByKey[p.KindName()] = p
-		}
+		out := make([]diagnose.ConstraintRead, len(pkgs))
+		var mu sync.Mutex
+		seen := map[string]*sync.Once{}
+		metas := map[string]resolve.MetaRead{}
+		// As outdated reads registries: eight at a time.
+		(&Outdated{}).bounded(len(pkgs), func(i int) {
+			p := pkgs[i]
+			image := s.RunningImage(p)
+			mu.Lock()
+			once := seen[image]
+			if once == nil {
+				once = &sync.Once{}
+				seen[image] = once
+			}
+			mu.Unlock()
+			once.Do(func() {
+				r := reg.ReadMeta(ctx, image, pullSecrets(p), resolve.MetaOptions{Limits: d.cfg.Limits})
+				mu.Lock()
+				metas[image] = r
+				mu.Unlock()
+			})
+			mu.Lock()
+			r := metas[image]
+			mu.Unlock()
+			out[i] = diagnose.ConstraintRead{Package: p, Image: image, Err: r.Err}
+			if r.Meta != nil {
+				out[i].Constraint = r.Meta.Crossplane
+			}
+		})
+		return out, ctx.Err()
 	}
-	s.revsAll = true
-	for _, k := range c.Dialect().Kinds() {
-		revs, err := c.AllRevisions(ctx, k)
-		if err != nil {
-			s.revsAll = false
-			s.unread = append(s.unread, exit.Message(err))
-			continue
-		}
-		s.revsRead[k] = true
-		for _, r := range revs {
-			s.revs = append(s.revs, r)
-			s.revByName[r.Name] = r
-		}
-	}
-	u, err := c.LockObject(ctx)
-	switch {
-	case err != nil:
-		s.unread = append(s.unread, exit.Message(err))
-	case u != nil:
-		s.lock, s.lockCond, s.lockObj = c.Dialect().ReadLock(u), installed.LockUnresolved(u), u
-		s.lockRead = true
-	default:
-		s.lockRead = true
-	}
-	return s
-}
-
-// packageKind is the package kind of a revision kind (ProviderRevision:
-// Provider).
-func packageKind(revisionKind string) string { return strings.TrimSuffix(revisionKind, "Revision") }
-
-// owner is the package the revision called name belongs to, and the
-// revision (nil, nil when the revision was not found).
-func (s *state) owner(name string) (*installed.Package, *installed.Revision) {
-	r := s.revByName[name]
-	if r == nil {
-		return nil, nil
-	}
-	return s.pkgByKey[installed.KindName(packageKind(r.Kind), r.Package)], r
-}
-
-// revisionsOf are p's revisions, newest first.
-func (s *state) revisionsOf(p *installed.Package) []*installed.Revision {
-	var out []*installed.Revision
-	for _, r := range s.revs {
-		if r.Package == p.Name && packageKind(r.Kind) == p.Kind {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// entryOwner names a Lock entry's package as KIND/NAME, or its revision
-// when the package is not known.
-func (s *state) entryOwner(lp installed.LockPackage) string {
-	if p, _ := s.owner(lp.Name); p != nil {
-		return p.KindName()
-	}
-	return "revision " + lp.Name
 }
 
 // WriteReport prints the report for people as a plan is printed: what was
@@ -207,5 +137,5 @@ func WriteReport(w io.Writer, r *Report) error {
 		_, err := fmt.Fprintf(w, "%s\n  no problems found\n", head)
 		return err
 	}
-	return writeFindings(w, head, &Plan{Findings: r.Findings})
+	return findings.Write(w, head, r.Findings)
 }

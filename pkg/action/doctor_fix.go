@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
@@ -43,7 +45,7 @@ type RepairStep struct {
 
 	rev   *installed.Revision   // RepairDelete
 	entry installed.LockPackage // RepairRemoveLockEntry
-	owner *orphanRef            // RepairRemoveOwnerRef
+	owner *diagnose.OrphanRef   // RepairRemoveOwnerRef
 	// uid is the changed object's (the Lock's for an entry): the repair
 	// stops when it is another object by then.
 	uid string
@@ -91,58 +93,41 @@ func (d *Doctor) PlanRepair(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.Repair = &Repair{Steps: s.repairSteps()}
+	rep.Repair = &Repair{Steps: repairSteps(s)}
 	return rep, nil
 }
 
 // repairSteps: deleting the stale revisions behind duplicate nodes first
 // (what takes every package down), then the stale Lock entries and the
 // orphaned controller references.
-func (s *state) repairSteps() []RepairStep {
-	steps := s.staleRevisionSteps()
-	steps = append(steps, s.goneEntrySteps()...)
-	return append(steps, s.orphanSteps()...)
+func repairSteps(s *diagnose.State) []RepairStep {
+	steps := staleRevisionSteps(s)
+	steps = append(steps, goneEntrySteps(s)...)
+	return append(steps, orphanSteps(s)...)
 }
 
-// staleRevisionSteps: of one package's revisions that hold a Lock node
-// each for one source, every one but the package's current revision, and
-// only while it is not active (an active one that is not current is the
-// package manager half-way through an upgrade: it deactivates it itself).
-// Deleting it is what clears the Lock: an entry edited out is written
-// back by its revision.
-func (s *state) staleRevisionSteps() []RepairStep {
-	bySource := map[string][]installed.LockPackage{}
-	for _, lp := range s.lock {
-		bySource[lp.Source] = append(bySource[lp.Source], lp)
-	}
+// staleRevisionSteps delete the revisions that hold a second Lock node
+// for their package's source and that the package manager would let go
+// (diagnose's StaleNodes).
+func staleRevisionSteps(s *diagnose.State) []RepairStep {
 	var out []RepairStep
-	for _, lp := range s.lock {
-		p, r := s.owner(lp.Name)
-		if len(bySource[lp.Source]) < 2 || p == nil || r == nil || r.Name == p.CurrentRevision ||
-			strings.EqualFold(r.DesiredState, "Active") || countOwned(s, bySource[lp.Source], p) != len(bySource[lp.Source]) ||
-			!slices.ContainsFunc(bySource[lp.Source], func(e installed.LockPackage) bool { return e.Name == p.CurrentRevision }) {
-			continue // two packages of one source: which to keep is the user's call
-		}
-		out = append(out, RepairStep{Rule: RuleDuplicateLockNode, Action: RepairDelete, rev: r, uid: r.UID(),
+	for _, n := range s.StaleNodes() {
+		p, r := n.Package, n.Revision
+		out = append(out, RepairStep{Rule: findings.RuleDuplicateLockNode, Action: RepairDelete, rev: r, uid: r.UID(),
 			Object: strings.ToLower(r.Kind) + "/" + r.Name,
 			Message: fmt.Sprintf("delete revision %s of %s, which is not its current revision (%s) and holds a second Lock node for %s",
-				r.Name, p.KindName(), p.CurrentRevision, lp.Source)})
+				r.Name, p.KindName(), p.CurrentRevision, n.Source)})
 	}
 	return out
 }
 
 // goneEntrySteps: Lock entries whose revision no longer exists (every
 // revision was read); nothing writes them back.
-func (s *state) goneEntrySteps() []RepairStep {
-	if !s.revsAll || s.lockObj == nil {
-		return nil
-	}
+func goneEntrySteps(s *diagnose.State) []RepairStep {
+	entries, lockUID := s.GoneEntries()
 	var out []RepairStep
-	for _, lp := range s.lock {
-		if _, r := s.owner(lp.Name); r != nil || lp.Name == "" || lp.Source == "" {
-			continue
-		}
-		out = append(out, RepairStep{Rule: RuleStaleLockEntry, Action: RepairRemoveLockEntry, Object: lockObject, entry: lp, uid: string(s.lockObj.GetUID()),
+	for _, lp := range entries {
+		out = append(out, RepairStep{Rule: findings.RuleStaleLockEntry, Action: RepairRemoveLockEntry, Object: lockObject, entry: lp, uid: lockUID,
 			Message: fmt.Sprintf("remove the Lock's entry %s (source %s): its revision no longer exists", lp.Name, lp.Source)})
 	}
 	return out
@@ -274,7 +259,7 @@ func (d *Doctor) replanStep(ctx context.Context, planned RepairStep, dryRun bool
 	if err != nil {
 		return nil, fmt.Errorf("plan the repair again: %w", err)
 	}
-	fresh := s.repairSteps()
+	fresh := repairSteps(s)
 	i := slices.IndexFunc(fresh, func(st RepairStep) bool { return st.key() == planned.key() })
 	if i < 0 {
 		return nil, nil
@@ -310,7 +295,7 @@ func (d *Doctor) Settle(ctx context.Context, wait, interval time.Duration) (*Rep
 		if err != nil {
 			return nil, err
 		}
-		if (!rep.Blocking() && s.lockCond == nil) || !time.Now().Add(interval).Before(deadline) {
+		if (!rep.Blocking() && s.LockResolved()) || !time.Now().Add(interval).Before(deadline) {
 			return rep, nil
 		}
 		select {
@@ -341,11 +326,11 @@ func WriteRepair(w io.Writer, rp *Repair) error {
 // the establisher of the revision that installs the definition now take
 // control; left alone, the garbage collector may delete the definition,
 // and its objects with it, once it sees the owner gone.
-func (s *state) orphanSteps() []RepairStep {
+func orphanSteps(s *diagnose.State) []RepairStep {
 	var out []RepairStep
-	for _, o := range s.orphanedControllers() {
+	for _, o := range s.OrphanedControllers() {
 		kind := map[string]string{cluster.ResourceCRDs: "customresourcedefinition", cluster.ResourceMRDs: "managedresourcedefinition"}[o.Resource]
-		out = append(out, RepairStep{Rule: RuleControlConflict, Action: RepairRemoveOwnerRef, Object: kind + "/" + o.Name, owner: &o, uid: o.UID,
+		out = append(out, RepairStep{Rule: findings.RuleControlConflict, Action: RepairRemoveOwnerRef, Object: kind + "/" + o.Name, owner: &o, uid: o.UID,
 			Message: fmt.Sprintf("remove the controller reference of %s/%s to %s %s (UID %s), which no longer exists", kind, o.Name, o.OwnerKind, o.OwnerName, o.OwnerUID)})
 	}
 	return out

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 )
 
 var (
@@ -61,7 +61,7 @@ func TestDoctorFixDeletesTheStaleRevision(t *testing.T) {
 		t.Fatalf("steps %+v, want one", rep.Repair.Steps)
 	}
 	st := rep.Repair.Steps[0]
-	if st.Action != RepairDelete || st.Object != "functionrevision/fn-aaa" || st.Rule != RuleDuplicateLockNode ||
+	if st.Action != RepairDelete || st.Object != "functionrevision/fn-aaa" || st.Rule != findings.RuleDuplicateLockNode ||
 		!strings.Contains(st.Message, "not its current revision (fn-bbb)") {
 		t.Errorf("step %+v", st)
 	}
@@ -154,7 +154,7 @@ func TestDoctorFixLeavesWhatItCannotProve(t *testing.T) {
 	for name, objs := range map[string][]*unstructured.Unstructured{"twins": twins, "upgrading": upgrading} {
 		t.Run(name, func(t *testing.T) {
 			rep := planRepair(t, NewDoctor(&Config{cluster: fakeCluster(t, objs...)}))
-			want(t, rep, RuleDuplicateLockNode, 1, Blocking)
+			want(t, rep, findings.RuleDuplicateLockNode, 1, findings.Blocking)
 			if len(rep.Repair.Steps) != 0 {
 				t.Errorf("steps %+v, want none", rep.Repair.Steps)
 			}
@@ -240,7 +240,7 @@ func TestDoctorFixRemovesAnOrphanedControllerReference(t *testing.T) {
 	d := NewDoctor(&Config{cluster: c, XPNamespace: xpNamespace})
 	rep := planRepair(t, d)
 	if len(rep.Repair.Steps) != 1 || rep.Repair.Steps[0].Action != RepairRemoveOwnerRef || rep.Repair.Steps[0].Object != "customresourcedefinition/a.x.example.org" ||
-		rep.Repair.Steps[0].Rule != RuleControlConflict {
+		rep.Repair.Steps[0].Rule != findings.RuleControlConflict {
 		t.Fatalf("steps %+v", rep.Repair.Steps)
 	}
 	var backup bytes.Buffer
@@ -264,37 +264,7 @@ func TestDoctorFixRemovesAnOrphanedControllerReference(t *testing.T) {
 			t.Errorf("patch without the reference's test: %s", p.Patch)
 		}
 	}
-	if r := planRepair(t, d); len(r.Repair.Steps) != 0 || len(ruleFindings(r, RuleControlConflict)) != 0 {
+	if r := planRepair(t, d); len(r.Repair.Steps) != 0 || len(ruleFindings(r, findings.RuleControlConflict)) != 0 {
 		t.Errorf("after the repair: steps %+v, findings %+v", r.Repair.Steps, r.Findings)
 	}
-}
-
-// TestLockFindings: a change planned while the Lock holds two nodes for
-// one source is blocked, naming the source and doctor; a Lock otherwise
-// unresolved is a warning; a resolved one says nothing.
-func TestLockFindings(t *testing.T) {
-	dup := installedLock{{"fn-aaa", fnRepo}, {"fn-bbb", fnRepo}, {"nop-a", nopRepo}}
-	fs := lockFindings(dup.entries(), nil)
-	if len(fs) != 1 || fs[0].Severity != Blocking || fs[0].Rule != RuleLockUnresolved ||
-		!strings.Contains(fs[0].Message, "the Lock holds two nodes for "+fnRepo+": ") || !strings.Contains(fs[0].Message, "kubectl xpkg doctor") {
-		t.Errorf("duplicate: %+v", fs)
-	}
-	cond := &installed.Condition{Type: "Resolved", Status: "False", Reason: "DependencyResolutionFailed", Message: "missing dependencies"}
-	fs = lockFindings(dup.entries()[2:], cond)
-	if len(fs) != 1 || fs[0].Severity != Warning || !strings.Contains(fs[0].Message, "missing dependencies") {
-		t.Errorf("unresolved: %+v", fs)
-	}
-	if fs := lockFindings(dup.entries()[1:], nil); len(fs) != 0 {
-		t.Errorf("resolved: %+v", fs)
-	}
-}
-
-type installedLock [][2]string
-
-func (l installedLock) entries() []installed.LockPackage {
-	var out []installed.LockPackage
-	for _, e := range l {
-		out = append(out, installed.LockPackage{Name: e[0], Source: e[1]})
-	}
-	return out
 }

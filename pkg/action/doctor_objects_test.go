@@ -16,6 +16,8 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 )
 
 const xpNamespace = "crossplane-system"
@@ -115,7 +117,7 @@ func TestDoctorControlConflictOrphaned(t *testing.T) {
 		defMRD("m.x.example.org", owner("ProviderRevision", "p-1", "u-gone", true), pOwner),
 		crossplaneAt("v2.3.4"))
 	r := doctorXP(t, objs...)
-	fs := want(t, r, RuleControlConflict, 2, Blocking,
+	fs := want(t, r, findings.RuleControlConflict, 2, findings.Blocking,
 		"CRD a.x.example.org is controlled by ProviderRevision p-1 (uid u-gone, ownerReferences[1]), which no longer exists; provider/p install(s) it",
 		`Remove it: kubectl patch crd a.x.example.org --type=json -p '[{"op":"test","path":"/metadata/ownerReferences/1/uid","value":"u-gone"},{"op":"remove","path":"/metadata/ownerReferences/1"}]'`)
 	if fs[0].Object != "customresourcedefinition/a.x.example.org" || fs[1].Object != "managedresourcedefinition/m.x.example.org" ||
@@ -123,10 +125,10 @@ func TestDoctorControlConflictOrphaned(t *testing.T) {
 		t.Errorf("findings %+v", fs)
 	}
 
-	s := readState(context.Background(), fakeCluster(t, objs...))
-	s.readObjects(context.Background(), fakeCluster(t, objs...), "")
-	got := s.orphanedControllers()
-	want := orphanRef{Resource: cluster.ResourceCRDs, Name: "a.x.example.org", UID: "crd-a.x.example.org", ResourceVersion: "42",
+	s := diagnose.Read(context.Background(), fakeCluster(t, objs...))
+	s.ReadObjects(context.Background(), fakeCluster(t, objs...), "")
+	got := s.OrphanedControllers()
+	want := diagnose.OrphanRef{Resource: cluster.ResourceCRDs, Name: "a.x.example.org", UID: "crd-a.x.example.org", ResourceVersion: "42",
 		Index: 1, OwnerAPIVersion: "pkg.crossplane.io/v1", OwnerKind: "ProviderRevision", OwnerUID: "u-gone", OwnerName: "p-1"}
 	if len(got) != 2 || got[0] != want || got[1].Resource != cluster.ResourceMRDs || got[1].Index != 0 {
 		t.Errorf("orphanedControllers %+v, want %+v first", got, want)
@@ -140,14 +142,14 @@ func TestDoctorControlConflictOrphanOnV242(t *testing.T) {
 	r := doctorXP(t, append(providerP("a.x.example.org"),
 		defCRD("a.x.example.org", []string{"v1"}, []string{"v1"}, pOwner, owner("ProviderRevision", "p-1", "u-gone", true)),
 		crossplaneAt("v2.4.2"))...)
-	want(t, r, RuleControlConflict, 1, Warning, "Crossplane v2.4.2 takes control from a gone revision of its own kind", "kubectl patch crd a.x.example.org")
+	want(t, r, findings.RuleControlConflict, 1, findings.Warning, "Crossplane v2.4.2 takes control from a gone revision of its own kind", "kubectl patch crd a.x.example.org")
 
 	r = doctorXP(t,
 		withOwners(pkgObj("Configuration", "c", "r.example.org/org/c:v1", "c-1"), "u-c"),
 		recording(pkgRev("Configuration", "c", "c-1", "r.example.org/org/c:v1", 1, "Active"), "u-c1", "a.x.example.org"),
 		defCRD("a.x.example.org", []string{"v1"}, []string{"v1"}, owner("ProviderRevision", "p-1", "u-gone", true)),
 		crossplaneAt("v2.4.2"))
-	want(t, r, RuleControlConflict, 1, Blocking, "configuration/c install(s) it")
+	want(t, r, findings.RuleControlConflict, 1, findings.Blocking, "configuration/c install(s) it")
 }
 
 // TestDoctorControlConflictUnreadRevisions: with the revisions of the
@@ -159,7 +161,7 @@ func TestDoctorControlConflictUnreadRevisions(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "pkg.crossplane.io", Resource: "providerrevisions"}, "", fmt.Errorf("RBAC"))
 	})
 	r := doctorOn(t, c)
-	want(t, r, RuleControlConflict, 0, Blocking)
+	want(t, r, findings.RuleControlConflict, 0, findings.Blocking)
 	if len(r.Unread) != 1 || r.Healthy() {
 		t.Errorf("unread %q", r.Unread)
 	}
@@ -175,7 +177,7 @@ func TestDoctorControlConflictAnotherPackage(t *testing.T) {
 		withOwners(pkgObj("Provider", "b", "r.example.org/org/b:v1", "b-1"), "u-b"),
 		recording(pkgRev("Provider", "b", "b-1", "r.example.org/org/b:v1", 1, "Active"), "u-b1", "w.x.example.org"),
 		defCRD("w.x.example.org", []string{"v1"}, []string{"v1"}, owner("Provider", "b", "u-b", false), owner("ProviderRevision", "b-1", "u-b1", true)))
-	f := want(t, r, RuleControlConflict, 1, Blocking,
+	f := want(t, r, findings.RuleControlConflict, 1, findings.Blocking,
 		"CRD w.x.example.org is controlled by revision b-1 of provider/b, and provider/a (revision a-1) install(s) it too",
 		"w.x.example.org is already controlled by ProviderRevision b-1", "uninstall one of them")
 	if f[0].Object != "customresourcedefinition/w.x.example.org" {
@@ -187,7 +189,7 @@ func TestDoctorControlConflictAnotherPackage(t *testing.T) {
 	r = doctor(t, append(providerP("a.x.example.org"),
 		recording(pkgRev("Provider", "p", "p-1", "r.example.org/org/p:v1", 1, "Inactive"), "u-p1", "a.x.example.org"),
 		defCRD("a.x.example.org", []string{"v1"}, []string{"v1"}, pOwner, owner("ProviderRevision", "p-1", "u-p1", true)))...)
-	want(t, r, RuleControlConflict, 0, Blocking)
+	want(t, r, findings.RuleControlConflict, 0, findings.Blocking)
 }
 
 // TestDoctorControlConflictCondition: a revision that says it cannot take
@@ -201,13 +203,13 @@ func TestDoctorControlConflictCondition(t *testing.T) {
 		withOwners(pkgObj("Configuration", "c", "r.example.org/org/c:v1", "c-1"), "u-c"),
 	}
 	r := doctor(t, append(other, recording(pkgRev("Configuration", "c", "c-1", "r.example.org/org/c:v1", 1, "Active", healthy("False", msg, time.Hour)), "u-c1"))...)
-	f := want(t, r, RuleControlConflict, 1, Blocking, "configuration/c's revision c-1 cannot take control of what its package installs: "+msg,
+	f := want(t, r, findings.RuleControlConflict, 1, findings.Blocking, "configuration/c's revision c-1 cannot take control of what its package installs: "+msg,
 		"other-1 is a revision of configuration/other: two packages cannot both install xcs.x.example.org")
 	if f[0].Object != "configuration/c" {
 		t.Errorf("object %q", f[0].Object)
 	}
 	r = doctor(t, append(other, recording(pkgRev("Configuration", "c", "c-1", "r.example.org/org/c:v1", 1, "Active", healthy("False", msg, time.Second)), "u-c1"))...)
-	want(t, r, RuleControlConflict, 0, Blocking)
+	want(t, r, findings.RuleControlConflict, 0, findings.Blocking)
 
 	// The CRD's own references already say it: one finding.
 	gone := "cannot establish control of object: a.x.example.org is already controlled by ProviderRevision p-1 (UID u-gone)"
@@ -215,7 +217,7 @@ func TestDoctorControlConflictCondition(t *testing.T) {
 		withOwners(pkgObj("Provider", "p", "r.example.org/org/p:v2", "p-2"), "u-p"),
 		recording(pkgRev("Provider", "p", "p-2", "r.example.org/org/p:v2", 2, "Active", healthy("False", gone, time.Hour)), "u-p2"),
 		defCRD("a.x.example.org", []string{"v1"}, []string{"v1"}, pOwner, owner("ProviderRevision", "p-1", "u-gone", true)))
-	want(t, r, RuleControlConflict, 1, Blocking, "which no longer exists")
+	want(t, r, findings.RuleControlConflict, 1, findings.Blocking, "which no longer exists")
 }
 
 // TestDoctorStoredVersionUndefined: a CRD storing at a version its spec no
@@ -228,14 +230,14 @@ func TestDoctorStoredVersionUndefined(t *testing.T) {
 		defCRD("old.x.example.org", []string{"v1beta1"}, []string{"v1alpha1", "v1beta1"}),
 		withOwners(pkgObj("Provider", "q", "r.example.org/org/q:v2", "q-2"), "u-q"),
 		recording(pkgRev("Provider", "q", "q-2", "r.example.org/org/q:v2", 2, "Active", healthy("False", refusal, time.Hour)), "u-q2"))
-	fs := want(t, r, RuleStoredUndefined, 2, Blocking,
+	fs := want(t, r, findings.RuleStoredUndefined, 2, findings.Blocking,
 		"CRD old.x.example.org stores objects at v1alpha1 (status.storedVersions), which its spec.versions no longer defines",
 		`kubectl patch crd old.x.example.org --subresource=status --type=json -p '[{"op":"replace","path":"/status/storedVersions","value":["v1beta1"]}]'`)
 	if fs[0].Object != "customresourcedefinition/old.x.example.org" || fs[1].Object != "provider/q" ||
 		!strings.Contains(fs[1].Message, "provider/q's revision q-2 cannot update CRD routes.x.example.org") || !strings.Contains(fs[1].Message, "kubectl xpkg rollback provider/q") {
 		t.Errorf("findings %+v", fs)
 	}
-	want(t, doctor(t, widgetsCRD()), RuleStoredUndefined, 0, Blocking)
+	want(t, doctor(t, widgetsCRD()), findings.RuleStoredUndefined, 0, findings.Blocking)
 }
 
 // TestDoctorObjectsMissing: a healthy active revision that records one of
@@ -244,7 +246,7 @@ func TestDoctorObjectsMissing(t *testing.T) {
 	p2 := owner("ProviderRevision", "p-2", "u-p2", true)
 	r := doctor(t, append(providerP("mrd:m1.x.example.org"),
 		defMRD("m1.x.example.org", pOwner, p2), defMRD("m2.x.example.org", pOwner, p2), defMRD("m3.x.example.org", pOwner, p2))...)
-	f := want(t, r, RuleObjectsMissing, 1, Blocking,
+	f := want(t, r, findings.RuleObjectsMissing, 1, findings.Blocking,
 		"provider/p's active revision p-2 reports itself healthy and records 1 CRDs and MRDs in status.objectRefs, but lacks 2 that name it among their owners: MRD m2.x.example.org, MRD m3.x.example.org",
 		"kubectl -n crossplane-system rollout restart deployment crossplane", "kubectl get providerrevision p-2")
 	if f[0].Object != "provider/p" || *f[0].Count != 2 {
@@ -261,7 +263,7 @@ func TestDoctorObjectsMissingNotOnUpgrade(t *testing.T) {
 		defCRD("a.x.example.org", []string{"v1"}, []string{"v1"}, pOwner, owner("ProviderRevision", "p-1", "u-p1", false), owner("ProviderRevision", "p-2", "u-p2", true)),
 		defCRD("dropped.x.example.org", []string{"v1"}, []string{"v1"}, pOwner, owner("ProviderRevision", "p-1", "u-p1", false)))
 	r := doctor(t, objs...)
-	want(t, r, RuleObjectsMissing, 0, Blocking)
+	want(t, r, findings.RuleObjectsMissing, 0, findings.Blocking)
 	if !r.Healthy() {
 		t.Errorf("an upgrade that drops a CRD is not healthy: %+v %q", r.Findings, r.Unread)
 	}
@@ -270,7 +272,7 @@ func TestDoctorObjectsMissingNotOnUpgrade(t *testing.T) {
 		withOwners(pkgObj("Provider", "p", "r.example.org/org/p:v2", "p-2"), "u-p"),
 		recording(pkgRev("Provider", "p", "p-2", "r.example.org/org/p:v2", 2, "Active", healthy("False", "cannot establish control of object: boom", time.Hour)), "u-p2"),
 		defCRD("a.x.example.org", []string{"v1"}, []string{"v1"}, pOwner, owner("ProviderRevision", "p-2", "u-p2", true)))
-	want(t, r, RuleObjectsMissing, 0, Blocking)
+	want(t, r, findings.RuleObjectsMissing, 0, findings.Blocking)
 }
 
 // TestDoctorObjectsMissingSameDigest: an inactive revision made from the
@@ -287,11 +289,11 @@ func TestDoctorObjectsMissingSameDigest(t *testing.T) {
 	}
 	pkg := withOwners(pkgObj("Provider", "p", img, "p-2"), "u-p")
 	r := doctor(t, pkg, rev("p-1", img, "Inactive", 1, "a.x.example.org", "b.x.example.org", "c.x.example.org"), rev("p-2", img, "Active", 2, "a.x.example.org"))
-	want(t, r, RuleObjectsMissing, 1, Blocking, "lacks 2 that its inactive revision p-1, made from the same image "+img+", recorded: b.x.example.org, c.x.example.org")
+	want(t, r, findings.RuleObjectsMissing, 1, findings.Blocking, "lacks 2 that its inactive revision p-1, made from the same image "+img+", recorded: b.x.example.org, c.x.example.org")
 
 	const tag = "r.example.org/org/p:v1"
 	r = doctor(t, pkg, rev("p-1", tag, "Inactive", 1, "a.x.example.org", "b.x.example.org"), rev("p-2", tag, "Active", 2, "a.x.example.org"))
-	want(t, r, RuleObjectsMissing, 0, Blocking)
+	want(t, r, findings.RuleObjectsMissing, 0, findings.Blocking)
 }
 
 // drc is a DeploymentRuntimeConfig pinning sa (and naming deploySA in its
@@ -323,7 +325,7 @@ func TestDoctorPinnedServiceAccount(t *testing.T) {
 		usingConfig(pkgObj("Provider", "e2", "r.example.org/org/e2:v1", "e2-1"), "external"),
 	}
 	r := doctorXP(t, objs...)
-	f := want(t, r, RulePinnedServiceAccount, 1, Warning,
+	f := want(t, r, findings.RulePinnedServiceAccount, 1, findings.Warning,
 		"DeploymentRuntimeConfig default names the runtime's ServiceAccount shared-sa (spec.serviceAccountTemplate.metadata.name)",
 		"2 packages use it (provider/a, function/f)", "crossplane#7769", "spec.deploymentTemplate.spec.template.spec.serviceAccountName")
 	if f[0].Object != "deploymentruntimeconfig/default" || *f[0].Count != 2 {
@@ -331,11 +333,11 @@ func TestDoctorPinnedServiceAccount(t *testing.T) {
 	}
 
 	r = doctorXP(t, append(objs, crossplaneAt("v2.4.1"))...)
-	fs := want(t, r, RulePinnedServiceAccount, 2, Blocking, "Crossplane v2.4.1 adds a new revision's controller reference", "upgrade Crossplane to v2.4.2 or later")
-	if fs[1].Object != "deploymentruntimeconfig/solo" || fs[1].Severity != Blocking || !strings.Contains(fs[1].Message, "the runtime of provider/s stops at the next revision") {
+	fs := want(t, r, findings.RulePinnedServiceAccount, 2, findings.Blocking, "Crossplane v2.4.1 adds a new revision's controller reference", "upgrade Crossplane to v2.4.2 or later")
+	if fs[1].Object != "deploymentruntimeconfig/solo" || fs[1].Severity != findings.Blocking || !strings.Contains(fs[1].Message, "the runtime of provider/s stops at the next revision") {
 		t.Errorf("findings %+v", fs)
 	}
-	want(t, doctorXP(t, append(objs, crossplaneAt("2.4.2"))...), RulePinnedServiceAccount, 1, Warning)
+	want(t, doctorXP(t, append(objs, crossplaneAt("2.4.2"))...), findings.RulePinnedServiceAccount, 1, findings.Warning)
 }
 
 // TestDoctorDefinitionsUnread: CRDs RBAC keeps from doctor are one Unread
@@ -356,7 +358,7 @@ func TestDoctorDefinitionsUnread(t *testing.T) {
 	if len(r.Unread) != 1 || !strings.Contains(r.Unread[0], "customresourcedefinitions") || r.Healthy() {
 		t.Errorf("unread %q, want one line about CRDs", r.Unread)
 	}
-	for _, rule := range []string{RuleControlConflict, RuleStoredUndefined, RuleObjectsMissing} {
-		want(t, r, rule, 0, Blocking)
+	for _, rule := range []string{findings.RuleControlConflict, findings.RuleStoredUndefined, findings.RuleObjectsMissing} {
+		want(t, r, rule, 0, findings.Blocking)
 	}
 }

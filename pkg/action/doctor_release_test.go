@@ -15,6 +15,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 )
 
@@ -82,7 +83,7 @@ func TestDoctorReleaseHeading(t *testing.T) {
 	if len(r.Unread) != 0 {
 		t.Fatalf("unread: %v", r.Unread)
 	}
-	if len(r.Findings) != 1 || r.Findings[0].Rule != RuleCrossplaneConstraint || *r.Findings[0].Count != 1 {
+	if len(r.Findings) != 1 || r.Findings[0].Rule != findings.RuleCrossplaneConstraint || *r.Findings[0].Count != 1 {
 		t.Errorf("a patch step finds %+v, want only the offline note", r.Findings)
 	}
 	var out bytes.Buffer
@@ -135,7 +136,7 @@ func TestDoctorReleaseRunningUnread(t *testing.T) {
 	if len(r.Unread) != 1 || !strings.Contains(r.Unread[0], "no Deployment crossplane in crossplane-system") || !strings.Contains(r.Unread[0], "--crossplane-namespace") {
 		t.Errorf("unread %v", r.Unread)
 	}
-	want(t, r, RuleCrossplaneStored, 1, Blocking, "migrate it by hand")
+	want(t, r, findings.RuleCrossplaneStored, 1, findings.Blocking, "migrate it by hand")
 	var out bytes.Buffer
 	_ = WriteReport(&out, r)
 	if !strings.HasPrefix(out.String(), "Crossplane version unknown (deployment crossplane-system/crossplane) → v2.4.2\n") {
@@ -165,23 +166,23 @@ func TestDoctorReleaseDirection(t *testing.T) {
 	for _, c := range []struct {
 		running, target, rule, says string
 	}{
-		{"v2.4.2", "v2.3.4", RuleCrossplaneDowngrade, "v2.3.4 is older than the running v2.4.2: Crossplane does not support downgrades"},
-		{"v2.1.3", "v2.4.2", RuleCrossplaneSkipped, "v2.1.3 to v2.4.2 skips v2.2, v2.3: Crossplane supports upgrading one minor version at a time (crossplane#6864)"},
-		{"v1.19.3", "v2.0.1", RuleCrossplaneSkipped, "upgrade to v1.20 (the latest patch of each) and then to v2.0.1"},
-		{"v1.20.3", "v2.1.0", RuleCrossplaneSkipped, "skips v2.0:"},
-		{"v2.4.2", "v3.0.0", RuleCrossplaneSkipped, "is no supported upgrade: Crossplane upgrades one minor version at a time, and v1.20 to v2.0 is the one step"},
+		{"v2.4.2", "v2.3.4", findings.RuleCrossplaneDowngrade, "v2.3.4 is older than the running v2.4.2: Crossplane does not support downgrades"},
+		{"v2.1.3", "v2.4.2", findings.RuleCrossplaneSkipped, "v2.1.3 to v2.4.2 skips v2.2, v2.3: Crossplane supports upgrading one minor version at a time (crossplane#6864)"},
+		{"v1.19.3", "v2.0.1", findings.RuleCrossplaneSkipped, "upgrade to v1.20 (the latest patch of each) and then to v2.0.1"},
+		{"v1.20.3", "v2.1.0", findings.RuleCrossplaneSkipped, "skips v2.0:"},
+		{"v2.4.2", "v3.0.0", findings.RuleCrossplaneSkipped, "is no supported upgrade: Crossplane upgrades one minor version at a time, and v1.20 to v2.0 is the one step"},
 		{"v2.3.4", "v2.4.2", "", ""},
 		{"v1.20.3", "v2.0.1", "", ""},
 		{"v2.4.0", "v2.4.2", "", ""},
 		{"v2.4.2", "v2.4.2", "", ""},
 	} {
 		r, _ := releaseDoctor(t, c.target, true, xpDeployment(c.running))
-		for _, rule := range []string{RuleCrossplaneDowngrade, RuleCrossplaneSkipped} {
+		for _, rule := range []string{findings.RuleCrossplaneDowngrade, findings.RuleCrossplaneSkipped} {
 			n := 0
 			if rule == c.rule {
 				n = 1
 			}
-			t.Run(c.running+"-"+c.target+"-"+rule, func(t *testing.T) { want(t, r, rule, n, Blocking, c.says) })
+			t.Run(c.running+"-"+c.target+"-"+rule, func(t *testing.T) { want(t, r, rule, n, findings.Blocking, c.says) })
 		}
 	}
 }
@@ -190,16 +191,16 @@ func TestDoctorReleaseDirection(t *testing.T) {
 // the table cannot vouch for is a warning; the rest is checked.
 func TestDoctorReleaseUnknown(t *testing.T) {
 	r, _ := releaseDoctor(t, "v2.5.0", true, xpDeployment("v2.4.2"), coreCRD("compositionrevisions.apiextensions.crossplane.io", []string{"v1"}, []string{"v1beta1", "v1"}))
-	want(t, r, RuleCrossplaneUnknown, 1, Warning, "release table knows Crossplane v1.14 to v2.4, not v2.5.0", "checked are the minor step")
-	want(t, r, RuleCrossplaneStored, 0, Blocking) // not known of v2.5
+	want(t, r, findings.RuleCrossplaneUnknown, 1, findings.Warning, "release table knows Crossplane v1.14 to v2.4, not v2.5.0", "checked are the minor step")
+	want(t, r, findings.RuleCrossplaneStored, 0, findings.Blocking) // not known of v2.5
 	r, _ = releaseDoctor(t, "v2.4.0-rc.0", true, xpDeployment("v2.3.4"))
-	want(t, r, RuleCrossplaneUnknown, 1, Warning, "v2.4.0-rc.0 is a pre-release")
+	want(t, r, findings.RuleCrossplaneUnknown, 1, findings.Warning, "v2.4.0-rc.0 is a pre-release")
 	r, _ = releaseDoctor(t, "v2.4.2", true, xpDeployment("master"))
-	want(t, r, RuleCrossplaneUnknown, 1, Warning, `Crossplane runs as "master"`)
+	want(t, r, findings.RuleCrossplaneUnknown, 1, findings.Warning, `Crossplane runs as "master"`)
 	r, _ = releaseDoctor(t, "v1.14.0", true, xpDeployment("v1.13.2"))
-	want(t, r, RuleCrossplaneUnknown, 1, Warning, "not the running v1.13.2")
+	want(t, r, findings.RuleCrossplaneUnknown, 1, findings.Warning, "not the running v1.13.2")
 	r, _ = releaseDoctor(t, "v2.4.2", true, xpDeployment("v2.3.4"))
-	want(t, r, RuleCrossplaneUnknown, 0, Warning)
+	want(t, r, findings.RuleCrossplaneUnknown, 0, findings.Warning)
 }
 
 // TestDoctorReleaseKnownBad: v2.4.0 and v2.4.1 block where a
@@ -209,7 +210,7 @@ func TestDoctorReleaseKnownBad(t *testing.T) {
 	prov := withSpec(pkgObj("Provider", "provider-aws", "r.example.org/org/provider-aws:v1", "provider-aws-1"), "runtimeConfigRef", map[string]any{"name": "irsa"})
 	fn := pkgObj("Function", "fn", "r.example.org/org/fn:v1", "fn-1")
 	r, dyn := releaseDoctor(t, "v2.4.1", true, xpDeployment("v2.4.0"), prov, fn, runtimeConfig("irsa", "provider-aws"), runtimeConfig("default", ""))
-	f := want(t, r, RuleCrossplaneKnownBad, 1, Blocking, "Crossplane v2.4.1 has a known defect (crossplane/crossplane#7838, fixed in v2.4.2)",
+	f := want(t, r, findings.RuleCrossplaneKnownBad, 1, findings.Blocking, "Crossplane v2.4.1 has a known defect (crossplane/crossplane#7838, fixed in v2.4.2)",
 		"and here DeploymentRuntimeConfig irsa names ServiceAccount provider-aws (for provider/provider-aws): upgrade to v2.4.2 instead")
 	if strings.Contains(f[0].Message, "function/fn") {
 		t.Errorf("the function uses the default config, which pins nothing: %s", f[0].Message)
@@ -218,9 +219,9 @@ func TestDoctorReleaseKnownBad(t *testing.T) {
 		t.Errorf("%d lists of DeploymentRuntimeConfigs", got)
 	}
 	r, _ = releaseDoctor(t, "v2.4.0", true, xpDeployment("v2.4.0"), fn, runtimeConfig("default", ""))
-	want(t, r, RuleCrossplaneKnownBad, 1, Warning, "none does here, but one made later would: upgrade to v2.4.2 instead")
+	want(t, r, findings.RuleCrossplaneKnownBad, 1, findings.Warning, "none does here, but one made later would: upgrade to v2.4.2 instead")
 	r, _ = releaseDoctor(t, "v2.4.2", true, xpDeployment("v2.4.0"), prov, runtimeConfig("irsa", "provider-aws"))
-	want(t, r, RuleCrossplaneKnownBad, 0, Warning)
+	want(t, r, findings.RuleCrossplaneKnownBad, 0, findings.Warning)
 
 	c, dyn := fakeClusterWithLists(t, releaseLists, xpDeployment("v2.4.0"))
 	dyn.PrependReactor("list", "deploymentruntimeconfigs", func(clienttesting.Action) (bool, runtime.Object, error) {
@@ -229,7 +230,7 @@ func TestDoctorReleaseKnownBad(t *testing.T) {
 	d := NewDoctor(&Config{cluster: c, XPNamespace: xpNS})
 	d.CrossplaneVersion, d.NoRegistry = "v2.4.1", true
 	r, _ = d.Run(context.Background())
-	want(t, r, RuleCrossplaneKnownBad, 1, Warning, "whether one does here could not be read")
+	want(t, r, findings.RuleCrossplaneKnownBad, 1, findings.Warning, "whether one does here could not be read")
 	if len(r.Unread) != 1 || !strings.Contains(r.Unread[0], "DeploymentRuntimeConfigs") {
 		t.Errorf("unread %v", r.Unread)
 	}
@@ -246,22 +247,22 @@ func TestDoctorReleaseStoredVersions(t *testing.T) {
 		coreCRD("widgets.example.org", []string{"v1"}, []string{"v0", "v1"}), // not Crossplane's
 	}
 	r, _ := releaseDoctor(t, "v2.0.1", true, append(crds, xpDeployment("v1.20.0"))...)
-	f := want(t, r, RuleCrossplaneStored, 1, Blocking, "CRD "+comprev+" stores objects at v1beta1, which Crossplane v2.0.1 no longer defines (it defines v1)",
+	f := want(t, r, findings.RuleCrossplaneStored, 1, findings.Blocking, "CRD "+comprev+" stores objects at v1beta1, which Crossplane v2.0.1 no longer defines (it defines v1)",
 		"Crossplane does not start (crossplane#6717)", "Crossplane v1.20.2 and later patches of v1.20 migrate it when they start: upgrade to the latest v1.20 patch first")
 	if f[0].Object != comprev {
 		t.Errorf("object %q", f[0].Object)
 	}
 	r, _ = releaseDoctor(t, "v2.0.1", true, append(crds, xpDeployment("v1.20.5"))...)
-	want(t, r, RuleCrossplaneStored, 1, Blocking, "the running v1.20.5 migrates it when it starts: restart it (kubectl rollout restart deployment/crossplane -n crossplane-system)")
+	want(t, r, findings.RuleCrossplaneStored, 1, findings.Blocking, "the running v1.20.5 migrates it when it starts: restart it (kubectl rollout restart deployment/crossplane -n crossplane-system)")
 	crds[1] = coreCRD(envcfg, []string{"v1alpha1", "v1beta1"}, []string{"v1alpha1", "v1beta1"})
 	crds[0] = coreCRD(comprev, []string{"v1beta1", "v1"}, []string{"v1"})
 	r, _ = releaseDoctor(t, "v2.0.1", true, append(crds, xpDeployment("v1.20.5"))...)
-	want(t, r, RuleCrossplaneStored, 1, Blocking, "CRD "+envcfg+" stores objects at v1alpha1", "the running v1.20.5 migrates it")
+	want(t, r, findings.RuleCrossplaneStored, 1, findings.Blocking, "CRD "+envcfg+" stores objects at v1alpha1", "the running v1.20.5 migrates it")
 	// A v2 cluster that kept v1beta1 CompositionRevisions: only a hand helps.
 	r, _ = releaseDoctor(t, "v2.1.0", true, coreCRD(comprev, []string{"v1"}, []string{"v1beta1", "v1"}), xpDeployment("v2.0.4"))
-	want(t, r, RuleCrossplaneStored, 1, Blocking, "migrate it by hand: write every object back at the storage version v1 (kubectl get "+comprev+" -A -o json | kubectl replace -f -), then remove v1beta1")
+	want(t, r, findings.RuleCrossplaneStored, 1, findings.Blocking, "migrate it by hand: write every object back at the storage version v1 (kubectl get "+comprev+" -A -o json | kubectl replace -f -), then remove v1beta1")
 	r, _ = releaseDoctor(t, "v2.4.2", true, coreCRD(comprev, []string{"v1"}, []string{"v1"}), coreCRD(envcfg, []string{"v1beta1"}, []string{"v1beta1"}), xpDeployment("v2.3.4"))
-	want(t, r, RuleCrossplaneStored, 0, Blocking)
+	want(t, r, findings.RuleCrossplaneStored, 0, findings.Blocking)
 }
 
 // TestDoctorReleaseRemovedKinds: on the move to v2.0, ControllerConfigs
@@ -273,14 +274,14 @@ func TestDoctorReleaseRemovedKinds(t *testing.T) {
 		coreCRD("controllerconfigs.pkg.crossplane.io", []string{"v1alpha1"}, []string{"v1alpha1"}),
 		obj("pkg.crossplane.io/v1alpha1", "ControllerConfig", "irsa", nil), obj("pkg.crossplane.io/v1alpha1", "ControllerConfig", "other", nil)}
 	r, _ := releaseDoctor(t, "v2.0.1", true, objs...)
-	fs := ruleFindings(r, RuleCrossplaneRemovedKind)
-	if len(fs) != 2 || fs[0].Severity != Warning || !strings.Contains(fs[0].Message, "2 objects of kind ControllerConfig exist, a kind Crossplane v2.0.1 no longer has") || *fs[0].Count != 2 ||
-		fs[1].Severity != Blocking || !strings.Contains(fs[1].Message, "provider/provider-aws takes its runtime's settings from ControllerConfig irsa (spec.controllerConfigRef), which Crossplane v2.0.1 drops with the kind") {
+	fs := ruleFindings(r, findings.RuleCrossplaneRemovedKind)
+	if len(fs) != 2 || fs[0].Severity != findings.Warning || !strings.Contains(fs[0].Message, "2 objects of kind ControllerConfig exist, a kind Crossplane v2.0.1 no longer has") || *fs[0].Count != 2 ||
+		fs[1].Severity != findings.Blocking || !strings.Contains(fs[1].Message, "provider/provider-aws takes its runtime's settings from ControllerConfig irsa (spec.controllerConfigRef), which Crossplane v2.0.1 drops with the kind") {
 		t.Errorf("findings %+v", fs)
 	}
 	objs[1] = xpDeployment("v2.0.4")
 	r, _ = releaseDoctor(t, "v2.1.0", true, objs...)
-	want(t, r, RuleCrossplaneRemovedKind, 0, Warning)
+	want(t, r, findings.RuleCrossplaneRemovedKind, 0, findings.Warning)
 }
 
 // TestDoctorReleaseNewRevisions: v2.3 to v2.4 renames every revision:
@@ -307,15 +308,15 @@ func TestDoctorReleaseNewRevisions(t *testing.T) {
 		xpDeployment("v2.3.4"),
 	}
 	r, _ := releaseDoctor(t, "v2.4.2", true, objs...)
-	f := want(t, r, RuleCrossplaneRevisions, 1, Info,
+	f := want(t, r, findings.RuleCrossplaneRevisions, 1, findings.Info,
 		"Crossplane v2.4 names revisions by a hash of the image digest and the package's generation, v2.3 by the image digest: no current revision keeps its name, so when v2.4.2 starts the package manager makes each of these 4 packages a new revision",
 		"3 restart their runtimes (a new Deployment each: nothing reconciles what one manages until its pods are ready): provider/custom-x, provider/org-provider-nop, function/fn",
 		"a new revision only: configuration/cfg")
 	if *f[0].Count != 4 {
 		t.Errorf("count %d", *f[0].Count)
 	}
-	fs := ruleFindings(r, RuleCrossplaneManual)
-	if len(fs) != 2 || fs[0].Object != "provider/hand" || fs[0].Severity != Blocking || fs[1].Object != "configuration/hand-cfg" || fs[1].Severity != Warning {
+	fs := ruleFindings(r, findings.RuleCrossplaneManual)
+	if len(fs) != 2 || fs[0].Object != "provider/hand" || fs[0].Severity != findings.Blocking || fs[1].Object != "configuration/hand-cfg" || fs[1].Severity != findings.Warning {
 		t.Fatalf("manual-offline %+v", fs)
 	}
 	for _, p := range []string{"deactivates the running hand-1 and leaves the new one inactive: its runtime stops and nothing reconciles what it manages until someone activates it",
@@ -327,14 +328,14 @@ func TestDoctorReleaseNewRevisions(t *testing.T) {
 	if !strings.Contains(fs[1].Message, "its definitions and compositions stay, but no revision controls them") {
 		t.Errorf("configuration: %s", fs[1].Message)
 	}
-	want(t, r, RuleCrossplaneTwin, 1, Blocking, "provider/custom-x installs r.example.org/org/provider-x, which configuration/cfg depend(s) on, under a name other than the resolver's (org-provider-x)",
+	want(t, r, findings.RuleCrossplaneTwin, 1, findings.Blocking, "provider/custom-x installs r.example.org/org/provider-x, which configuration/cfg depend(s) on, under a name other than the resolver's (org-provider-x)",
 		"the resolver installs it again as provider/org-provider-x", "devantler-tech/platform#3454", "kubectl xpkg rename provider/custom-x")
-	want(t, r, RuleTwinName, 1, Warning) // doctor's own rule still says it
+	want(t, r, findings.RuleTwinName, 1, findings.Warning) // doctor's own rule still says it
 
 	objs[len(objs)-1] = xpDeployment("v2.4.1")
 	r, _ = releaseDoctor(t, "v2.4.2", true, objs...)
-	for _, rule := range []string{RuleCrossplaneRevisions, RuleCrossplaneManual, RuleCrossplaneTwin} {
-		want(t, r, rule, 0, Info)
+	for _, rule := range []string{findings.RuleCrossplaneRevisions, findings.RuleCrossplaneManual, findings.RuleCrossplaneTwin} {
+		want(t, r, rule, 0, findings.Info)
 	}
 }
 
@@ -381,9 +382,9 @@ func TestDoctorReleaseConstraints(t *testing.T) {
 	reg.Reset()
 	r, _ := releaseDoctor(t, "v2.4.2", false, objs...)
 	// In the order of the packages: missing, then old.
-	fs := want(t, r, RuleCrossplaneConstraint, 2, Warning, "provider/missing's Crossplane constraint could not be read: "+missing+" cannot be read",
+	fs := want(t, r, findings.RuleCrossplaneConstraint, 2, findings.Warning, "provider/missing's Crossplane constraint could not be read: "+missing+" cannot be read",
 		"check it against v2.4.2 yourself (kubectl xpkg inspect "+missing+")")
-	if f := fs[1]; f.Severity != Blocking || f.Object != "provider/old" {
+	if f := fs[1]; f.Severity != findings.Blocking || f.Object != "provider/old" {
 		t.Errorf("the excluded package: %+v", f)
 	}
 	for _, p := range []string{"provider/old (" + old + ") needs Crossplane >=v1.14.0 <v2.4.0, which excludes v2.4.2",
@@ -398,7 +399,7 @@ func TestDoctorReleaseConstraints(t *testing.T) {
 
 	reg.Reset()
 	r, _ = releaseDoctor(t, "v2.4.2", true, objs...)
-	f := want(t, r, RuleCrossplaneConstraint, 1, Warning, "--offline: the Crossplane constraints of 5 packages", "were not read, and the cluster records them nowhere else")
+	f := want(t, r, findings.RuleCrossplaneConstraint, 1, findings.Warning, "--offline: the Crossplane constraints of 5 packages", "were not read, and the cluster records them nowhere else")
 	if *f[0].Count != 5 || len(reg.Requests()) != 0 {
 		t.Errorf("count %d, registry requests %v", *f[0].Count, reg.Requests())
 	}

@@ -15,7 +15,13 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
+)
+
+// The messages of Crossplane's package manager that doctor reads.
+const (
+	errResolveDeps = "cannot resolve package dependencies"
+	errInitDAG     = "cannot initialize dependency graph from the packages in the lock"
 )
 
 const (
@@ -85,13 +91,13 @@ func doctorOn(t *testing.T, c *cluster.Cluster) *Report {
 	return rep
 }
 
-func ruleFindings(r *Report, rule string) []Finding {
-	return findings(&Plan{Findings: r.Findings}, rule)
+func ruleFindings(r *Report, rule string) []findings.Finding {
+	return planFindings(&Plan{Findings: r.Findings}, rule)
 }
 
 // want checks that exactly n findings of rule were made, the first of
 // them blocking or not as sev says and its message saying each of parts.
-func want(t *testing.T, r *Report, rule string, n int, sev Severity, parts ...string) []Finding {
+func want(t *testing.T, r *Report, rule string, n int, sev findings.Severity, parts ...string) []findings.Finding {
 	t.Helper()
 	fs := ruleFindings(r, rule)
 	if len(fs) != n {
@@ -136,16 +142,16 @@ func TestDoctorDuplicateRevisionsOfOnePackage(t *testing.T) {
 			entry("org-provider-nop-aaa", "Provider", nopRepo, "v0.2.0")),
 	)
 	r := doctor(t, objs...)
-	f := want(t, r, RuleDuplicateLockNode, 1, Blocking,
+	f := want(t, r, findings.RuleDuplicateLockNode, 1, findings.Blocking,
 		"the Lock holds 2 nodes for "+fnRepo+": revision fn-aaa of function/fn (v0.1.0), revision fn-bbb of function/fn (v0.1.0)",
 		"node "+fnRepo+" already exists",
 		"Crossplane keeps fn-bbb, the current revision of function/fn: delete the other (kubectl delete functionrevision fn-aaa)")
 	if f[0].Object != "function/fn" || f[0].Count == nil || *f[0].Count != 2 {
 		t.Errorf("object %q, count %v", f[0].Object, f[0].Count)
 	}
-	want(t, r, RuleDependencyUnresolved, 1, Blocking, "the Lock is not resolved (Resolved=False, DependencyResolutionFailed: "+dag+")",
+	want(t, r, findings.RuleDependencyUnresolved, 1, findings.Blocking, "the Lock is not resolved (Resolved=False, DependencyResolutionFailed: "+dag+")",
 		"Taking part: "+fnRepo+" runs v0.1.0 as function/fn")
-	want(t, r, RuleManualInactive, 1, Warning, "function/fn activates revisions by hand", "none of its 2 revision(s) is active",
+	want(t, r, findings.RuleManualInactive, 1, findings.Warning, "function/fn activates revisions by hand", "none of its 2 revision(s) is active",
 		"kubectl xpkg upgrade function/fn --activate activates its current revision fn-bbb")
 	for _, f := range r.Findings {
 		if strings.Contains(f.Message, "org-provider-nop") {
@@ -172,12 +178,12 @@ func TestDoctorDuplicateTwinPackages(t *testing.T) {
 			entry("org-provider-nop-bbb", "Provider", nopRepo, "v0.4.0"),
 			entry("cfg-ccc", "Configuration", "r.example.org/org/cfg", "v1.0.0", nopRepo, ">=v0.2.0")),
 	)
-	want(t, r, RuleDuplicateLockNode, 1, Blocking,
+	want(t, r, findings.RuleDuplicateLockNode, 1, findings.Blocking,
 		"revision custom-nop-aaa of provider/custom-nop (v0.2.0), revision org-provider-nop-bbb of provider/org-provider-nop (v0.4.0)",
 		"Crossplane keeps provider/org-provider-nop: its resolver installs this dependency under that name",
 		"delete provider/custom-nop")
 	// The twin exists: the name rule leaves it to the duplicate.
-	want(t, r, RuleTwinName, 0, Warning)
+	want(t, r, findings.RuleTwinName, 0, findings.Warning)
 }
 
 // TestDoctorReasonChain: the resolver's message and a revision's own,
@@ -203,7 +209,7 @@ func TestDoctorReasonChain(t *testing.T) {
 			entry("cfg-c-1", "Configuration", "r.example.org/org/cfg-c", "v1.0.0", yRepo, ">=v2.0.0"),
 			entry("org-provider-y-1", "Provider", yRepo, "v1.0.0")),
 	)
-	fs := want(t, r, RuleDependencyUnresolved, 2, Blocking,
+	fs := want(t, r, findings.RuleDependencyUnresolved, 2, findings.Blocking,
 		"the Lock is not resolved (Resolved=False, DependencyResolutionFailed: dependency ("+xRepo+") does not have a valid version",
 		"Taking part: "+xRepo+" is not installed; configuration/cfg-a requires >=v2.0.0, configuration/cfg-b requires <v1.0.0")
 	if fs[0].Object != "lock/lock" || fs[1].Object != "configuration/cfg-c" {
@@ -214,23 +220,6 @@ func TestDoctorReasonChain(t *testing.T) {
 		if !strings.Contains(fs[1].Message, p) {
 			t.Errorf("the revision's finding does not say %q:\n%s", p, fs[1].Message)
 		}
-	}
-}
-
-// TestDoctorMentionsNoPrefixSource: a source named only as part of a
-// longer one takes no part.
-func TestDoctorMentionsNoPrefixSource(t *testing.T) {
-	s := &state{lock: []installed.LockPackage{
-		{Name: "a", Source: "r.example.org/org/provider"},
-		{Name: "b", Source: "r.example.org/org/provider-family"},
-	}}
-	got := s.mentioned("missing dependencies: \"r.example.org/org/provider-family\" (>=v1)")
-	if !slices.Equal(got, []string{"r.example.org/org/provider-family"}) {
-		t.Errorf("mentioned %v", got)
-	}
-	got = s.mentioned("r.example.org/org/provider-family and r.example.org/org/provider@v1")
-	if !slices.Equal(got, []string{"r.example.org/org/provider-family", "r.example.org/org/provider"}) {
-		t.Errorf("mentioned %v", got)
 	}
 }
 
@@ -248,7 +237,7 @@ func TestDoctorTwinName(t *testing.T) {
 			entry("lonely-1", "Provider", "r.example.org/org/provider-lonely", "v1.0.0"),
 			entry("cfg-ccc", "Configuration", "r.example.org/org/cfg", "v1.0.0", nopRepo, ">=v0.2.0")),
 	)
-	f := want(t, r, RuleTwinName, 1, Warning,
+	f := want(t, r, findings.RuleTwinName, 1, findings.Warning,
 		"provider/custom-nop installs "+nopRepo+", which configuration/cfg depend(s) on, under a name other than the one Crossplane's resolver gives it (org-provider-nop)",
 		"the resolver installs it again as provider/org-provider-nop")
 	if f[0].Object != "provider/custom-nop" {
@@ -273,14 +262,14 @@ func TestDoctorStaleEntries(t *testing.T) {
 				"dependencies": []any{map[string]any{"constraints": ">=v1", "type": "Provider"}}}),
 	)
 	r := doctor(t, objs...)
-	fs := want(t, r, RuleStaleLockEntry, 4, Warning)
+	fs := want(t, r, findings.RuleStaleLockEntry, 4, findings.Warning)
 	for _, p := range []string{
 		"the Lock's entry gone-1 (source r.example.org/org/provider-gone) is stale: its revision gone-1 no longer exists; remove the entry from the Lock's packages (kubectl edit lock lock)",
 		"the Lock's entry old-1 (source r.example.org/org/provider-old) is stale: its revision old-1 is inactive",
 		"the Lock's entry kindless-1 (source r.example.org/org/kindless) is stale: its revision kindless-1 no longer exists",
 		"the Lock's entry kindless-1 (source r.example.org/org/kindless) is stale: it has no type (or kind), no package in dependency 1",
 	} {
-		if !slices.ContainsFunc(fs, func(f Finding) bool { return strings.Contains(f.Message, p) }) {
+		if !slices.ContainsFunc(fs, func(f findings.Finding) bool { return strings.Contains(f.Message, p) }) {
 			t.Errorf("no finding says %q: %+v", p, fs)
 		}
 	}
@@ -289,12 +278,12 @@ func TestDoctorStaleEntries(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "pkg.crossplane.io", Resource: "functionrevisions"}, "", fmt.Errorf("RBAC"))
 	})
 	r = doctorOn(t, c)
-	for _, f := range ruleFindings(r, RuleStaleLockEntry) {
+	for _, f := range ruleFindings(r, findings.RuleStaleLockEntry) {
 		if strings.Contains(f.Message, "no longer exists") {
 			t.Errorf("with a revision kind unread, an entry is judged gone: %s", f.Message)
 		}
 	}
-	want(t, r, RuleStaleLockEntry, 2, Warning) // old-1 inactive, kindless-1's fields
+	want(t, r, findings.RuleStaleLockEntry, 2, findings.Warning) // old-1 inactive, kindless-1's fields
 }
 
 // TestDoctorRevisionHistory: more revisions than revisionHistoryLimit + 1
@@ -319,7 +308,7 @@ func TestDoctorRevisionHistory(t *testing.T) {
 		}
 	}
 	r := doctor(t, objs...)
-	f := want(t, r, RuleRevisionHistory, 1, Warning, "provider/piled has 4 revisions, more than its revisionHistoryLimit of 1 keeps",
+	f := want(t, r, findings.RuleRevisionHistory, 1, findings.Warning, "provider/piled has 4 revisions, more than its revisionHistoryLimit of 1 keeps",
 		"the oldest: piled-2, piled-1 (kubectl delete providerrevision piled-2 piled-1)")
 	if f[0].Object != "provider/piled" || *f[0].Count != 4 {
 		t.Errorf("object %q, count %d", f[0].Object, *f[0].Count)
@@ -382,7 +371,7 @@ func TestDoctorSaysWhatItCouldNotRead(t *testing.T) {
 	if len(r.Unread) != 1 || !strings.Contains(r.Unread[0], "configurations") || !strings.Contains(r.Unread[0], "forbidden") {
 		t.Errorf("unread %q, want one line about configurations", r.Unread)
 	}
-	want(t, r, RuleDuplicateLockNode, 1, Blocking, "Crossplane keeps provider/org-provider-nop")
+	want(t, r, findings.RuleDuplicateLockNode, 1, findings.Blocking, "Crossplane keeps provider/org-provider-nop")
 	if r.Healthy() {
 		t.Error("a partial read is healthy")
 	}

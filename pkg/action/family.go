@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
@@ -96,13 +98,13 @@ func FamilyOf(p *installed.Package, rev *installed.Revision) string {
 // familyFindings: a family whose providers run more than one version, a
 // member outside its family provider's registry and org, a family with
 // two family providers (or none to hold the ProviderConfigs).
-func familyFindings(fams []*providerFamily) []Finding {
-	var out []Finding
+func familyFindings(fams []*providerFamily) []findings.Finding {
+	var out []findings.Finding
 	for _, f := range fams {
 		out = append(out, f.skew()...)
 		out = append(out, f.orgs()...)
 		if len(f.providers) > 1 {
-			out = append(out, Finding{Rule: RuleFamilySkew, Severity: Warning, Object: "family " + f.name,
+			out = append(out, findings.Finding{Rule: findings.RuleFamilySkew, Severity: findings.Warning, Object: "family " + f.name,
 				Message: fmt.Sprintf("family %s has %d family providers (%s): each installs the family's ProviderConfig CRDs, and only one can control them; keep the one the members' dependency resolves to (the resolver's name for its repository) and uninstall the other", f.name, len(f.providers), describeMembers(f.providers))})
 		}
 	}
@@ -110,7 +112,7 @@ func familyFindings(fams []*providerFamily) []Finding {
 }
 
 // skew: the members and the family provider run different versions.
-func (f *providerFamily) skew() []Finding {
+func (f *providerFamily) skew() []findings.Finding {
 	at := map[string][]familyMember{}
 	var versions []string
 	for _, m := range f.all() {
@@ -128,18 +130,18 @@ func (f *providerFamily) skew() []Finding {
 	for i, v := range versions {
 		parts[i] = fmt.Sprintf("%s: %s", v, describeMembers(at[v]))
 	}
-	return []Finding{{Rule: RuleFamilySkew, Severity: Warning, Object: "family " + f.name, Count: count(int64(len(versions))),
+	return []findings.Finding{{Rule: findings.RuleFamilySkew, Severity: findings.Warning, Object: "family " + f.name, Count: findings.Count(int64(len(versions))),
 		Message: fmt.Sprintf("family %s runs %d versions (%s): a family is released and tested as one version, and its members depend on the family provider at >= 0.0.0, so Crossplane reports no skew; move them to one version", f.name, len(versions), strings.Join(parts, "; "))}}
 }
 
 // orgs: a member in another registry or org than the family provider
 // gets none of the family's CRDs in its ClusterRole.
-func (f *providerFamily) orgs() []Finding {
+func (f *providerFamily) orgs() []findings.Finding {
 	if len(f.providers) == 0 {
 		return nil
 	}
 	fp := f.providers[0]
-	var out []Finding
+	var out []findings.Finding
 	for _, m := range f.members {
 		if !orgDiffers(m.image(), fp.image()) {
 			continue
@@ -148,7 +150,7 @@ func (f *providerFamily) orgs() []Finding {
 		if m.rev != nil {
 			role = "its ClusterRole crossplane:provider:" + m.rev.Name + ":system"
 		}
-		out = append(out, Finding{Rule: RuleFamilySkew, Severity: Warning, Object: m.pkg.KindName(),
+		out = append(out, findings.Finding{Rule: findings.RuleFamilySkew, Severity: findings.Warning, Object: m.pkg.KindName(),
 			Message: fmt.Sprintf("%s (%s) is not in the registry and org of its family provider %s (%s): Crossplane's RBAC manager grants a member its family's types only within one registry and org, so %s does not grant %s: its controllers cannot read their ProviderConfigs; install the member and the family provider from one registry and org (an ImageConfig can rewrite both)",
 				m.pkg.KindName(), org(m.image()), fp.pkg.KindName(), org(fp.image()), role, familyTypes(fp))})
 	}
@@ -197,6 +199,6 @@ func describeMembers(ms []familyMember) string {
 }
 
 // familySkew is doctor's family-skew rule, on the revisions that run.
-func (s *state) familySkew() []Finding {
-	return familyFindings(providerFamilies(s.pkgs, func(p *installed.Package) *installed.Revision { return s.revByName[p.CurrentRevision] }))
+func familySkew(s *diagnose.State) []findings.Finding {
+	return familyFindings(providerFamilies(s.Packages(), func(p *installed.Package) *installed.Revision { return s.Revision(p.CurrentRevision) }))
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 )
@@ -27,7 +28,7 @@ func familyCluster(family string, refs map[string]string) ([]*installed.Package,
 	return pkgs, func(p *installed.Package) *installed.Revision { return revs[p] }
 }
 
-func familyOf(t *testing.T, refs map[string]string) []Finding {
+func familyOf(t *testing.T, refs map[string]string) []findings.Finding {
 	t.Helper()
 	pkgs, running := familyCluster("provider-family-aws", refs)
 	return familyFindings(providerFamilies(pkgs, running))
@@ -48,7 +49,7 @@ func TestFamilySkew(t *testing.T) {
 		"upbound-provider-aws-s3":     "xpkg.upbound.io/upbound/provider-aws-s3:v2.6.0",
 		"upbound-provider-aws-ec2":    "xpkg.upbound.io/upbound/provider-aws-ec2:v2.6.0",
 	})
-	if len(fs) != 1 || fs[0].Rule != RuleFamilySkew || fs[0].Severity != Warning || fs[0].Object != "family provider-family-aws" {
+	if len(fs) != 1 || fs[0].Rule != findings.RuleFamilySkew || fs[0].Severity != findings.Warning || fs[0].Object != "family provider-family-aws" {
 		t.Fatalf("skew: %+v", fs)
 	}
 	for _, want := range []string{"family provider-family-aws runs 2 versions", "v2.5.0: provider/upbound-provider-family-aws", "v2.6.0: provider/upbound-provider-aws-", "move them to one version"} {

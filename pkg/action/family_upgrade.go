@@ -236,7 +236,7 @@ func (u *UpgradeAll) rollBackFamily(ctx context.Context, ps *Plans, se *StepErro
 }
 
 // ActionUpgradeFamily names upgrade --family in the record it writes.
-const ActionUpgradeFamily = "upgrade --family"
+const ActionUpgradeFamily = installed.OperationUpgradeFamily
 
 // recordFamilyStep writes, before step i of upgrade --family moves its
 // provider, the record of the run on that provider
@@ -264,7 +264,7 @@ func (u *UpgradeAll) recordFamilyStep(ctx context.Context, ps *Plans, i int, dry
 func (u *UpgradeAll) forgetFamily(ctx context.Context, ps *Plans) error {
 	var errs []error
 	for _, p := range ps.family {
-		if op := opOf(p); op == nil && !slices.ContainsFunc(ps.steps, func(s *Step) bool { return s.Installed.Package.KindName() == p.KindName() }) {
+		if op := installed.OperationOf(p); op == nil && !slices.ContainsFunc(ps.steps, func(s *Step) bool { return s.Installed.Package.KindName() == p.KindName() }) {
 			continue // carried no record when planned, and was no step
 		}
 		if err := u.Change.Cluster.SetOperation(context.WithoutCancel(ctx), p, nil); err != nil && !gone(err) {

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
@@ -241,7 +243,7 @@ func (i *Install) Plan(ctx context.Context, spec installed.InstallSpec) (*Plan, 
 	}
 	for _, p := range pkgs {
 		if p.Name != spec.Name && installed.SameRepo(p.Source, repo) {
-			plan.add(Finding{Rule: RuleTwinInstall, Severity: Blocking, Object: p.KindName(),
+			plan.add(findings.Finding{Rule: findings.RuleTwinInstall, Severity: findings.Blocking, Object: p.KindName(),
 				Message: fmt.Sprintf("%s is installed already as %s (%s): a second package of one repository puts two nodes for it in the Lock, and Crossplane then resolves no package's dependencies; use 'kubectl xpkg upgrade %s' to change its version, or pass --force to install it twice anyway",
 					repo, p.KindName(), p.Source, p.KindName())})
 		}
@@ -256,8 +258,8 @@ func (i *Install) Plan(ctx context.Context, spec installed.InstallSpec) (*Plan, 
 // on. The resolver installs the dependency under its own name whenever
 // the Lock has no entry for the repository (during this package's next
 // upgrade, say): a twin, two Lock nodes, every package unhealthy.
-func (i *Install) twinName(ctx context.Context, spec installed.InstallSpec, repo string) *Finding {
-	want := resolverName(repo)
+func (i *Install) twinName(ctx context.Context, spec installed.InstallSpec, repo string) *findings.Finding {
+	want := diagnose.ResolverName(repo)
 	if want == "" || spec.Name == want {
 		return nil
 	}
@@ -274,7 +276,7 @@ func (i *Install) twinName(ctx context.Context, spec installed.InstallSpec, repo
 	for _, d := range deps {
 		by = append(by, d.Name)
 	}
-	return &Finding{Rule: RuleTwinName, Severity: Blocking, Object: specName(spec),
+	return &findings.Finding{Rule: findings.RuleTwinName, Severity: findings.Blocking, Object: specName(spec),
 		Message: fmt.Sprintf("installed packages depend on %s (the revisions %s), and Crossplane's resolver names it %s: under the name %s it installs a twin whenever the Lock has no entry for it (on the next upgrade, say), and the Lock then holds two nodes for it; install it as %s, or pass --force",
 			repo, strings.Join(by, ", "), want, spec.Name, want)}
 }

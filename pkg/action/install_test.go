@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
@@ -23,9 +24,9 @@ func TestInstallPlansASecondPackageOfARepository(t *testing.T) {
 		t.Fatal(err)
 	}
 	const msg = nopRepo + " is installed already as provider/org-provider-nop (" + nopRepo + ":v0.2.0): a second package of one repository puts two nodes for it in the Lock, and Crossplane then resolves no package's dependencies; use 'kubectl xpkg upgrade provider/org-provider-nop' to change its version, or pass --force to install it twice anyway"
-	fs := findings(plan, RuleTwinInstall)
-	if len(fs) != 1 || fs[0].Severity != Blocking || fs[0].Message != msg || plan.Refused() == nil {
-		t.Fatalf("plan %+v\nwant one blocking %s: %s", plan.Findings, RuleTwinInstall, msg)
+	fs := planFindings(plan, findings.RuleTwinInstall)
+	if len(fs) != 1 || fs[0].Severity != findings.Blocking || fs[0].Message != msg || plan.Refused() == nil {
+		t.Fatalf("plan %+v\nwant one blocking %s: %s", plan.Findings, findings.RuleTwinInstall, msg)
 	}
 	var text strings.Builder
 	if err := WriteText(&text, plan); err != nil || !strings.HasPrefix(text.String(), "Plan: install provider/other-nop ("+nopRepo+":v0.4.0)\n  1 blocking") {
@@ -56,8 +57,8 @@ func TestInstallPlansANameTheResolverWouldTwin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := findings(plan, RuleTwinName)
-	if len(fs) != 1 || fs[0].Severity != Blocking || !strings.Contains(fs[0].Message, "Crossplane's resolver names it org-provider-family: under the name family it installs a twin") ||
+	fs := planFindings(plan, findings.RuleTwinName)
+	if len(fs) != 1 || fs[0].Severity != findings.Blocking || !strings.Contains(fs[0].Message, "Crossplane's resolver names it org-provider-family: under the name family it installs a twin") ||
 		!strings.Contains(fs[0].Message, "member-aaa") {
 		t.Fatalf("plan %+v", plan.Findings)
 	}

@@ -128,7 +128,3 @@ func pullSecrets(p *installed.Package) []string {
 func (in *Installed) Pin(ctx context.Context, ref string) (string, error) {
 	return in.Registry.Pin(ctx, ref, pullSecrets(in.Package))
 }
-
-// runtimeKind says whether packages of kind run a runtime (a Deployment
-// per revision).
-func runtimeKind(kind string) bool { return kind == "Provider" || kind == "Function" }

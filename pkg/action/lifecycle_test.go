@@ -14,6 +14,8 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fakecluster"
@@ -119,8 +121,8 @@ func storedClusterDyn(t *testing.T, widgets int) (*cluster.Cluster, *dynamicfake
 	return fakeClusterDyn(t, objs...)
 }
 
-func findings(p *Plan, rule string) []Finding {
-	var out []Finding
+func planFindings(p *Plan, rule string) []findings.Finding {
+	var out []findings.Finding
 	for _, f := range p.Findings {
 		if f.Rule == rule {
 			out = append(out, f)
@@ -138,12 +140,12 @@ func TestUninstallPlanRefusesLiveObjectsAndDependents(t *testing.T) {
 	if !up.Blocking() {
 		t.Fatalf("plan does not block: %+v", up.Findings)
 	}
-	deps := findings(up.Plan, RuleDependents)
-	if len(deps) != 1 || deps[0].Severity != Blocking || !strings.Contains(deps[0].Message, "provider/provider-stored is a dependency of configuration/configuration-stored") {
+	deps := planFindings(up.Plan, findings.RuleDependents)
+	if len(deps) != 1 || deps[0].Severity != findings.Blocking || !strings.Contains(deps[0].Message, "provider/provider-stored is a dependency of configuration/configuration-stored") {
 		t.Errorf("dependents: %+v", deps)
 	}
-	live := findings(up.Plan, RuleLiveObjects)
-	if len(live) != 1 || live[0].Count == nil || *live[0].Count != 2 || live[0].Object != "widgets.stored.example.org" || live[0].Severity != Blocking {
+	live := planFindings(up.Plan, findings.RuleLiveObjects)
+	if len(live) != 1 || live[0].Count == nil || *live[0].Count != 2 || live[0].Object != "widgets.stored.example.org" || live[0].Severity != findings.Blocking {
 		t.Errorf("live objects: %+v", live)
 	}
 	if got := strings.Join(up.Packages, ","); got != "provider/provider-stored" {
@@ -250,8 +252,8 @@ func TestUninstallWithDependenciesKeepsExplicitOnes(t *testing.T) {
 			if len(up.Dependencies) != 0 || strings.Join(up.Packages, ",") != "configuration/configuration-stored" {
 				t.Errorf("dependencies %+v, packages %v", up.Dependencies, up.Packages)
 			}
-			f := findings(up.Plan, RuleExplicitDependency)
-			if len(f) != 1 || f[0].Severity != Info || up.Blocking() || f[0].Object != "provider/provider-stored" ||
+			f := planFindings(up.Plan, findings.RuleExplicitDependency)
+			if len(f) != 1 || f[0].Severity != findings.Info || up.Blocking() || f[0].Object != "provider/provider-stored" ||
 				!strings.Contains(f[0].Message, "installed explicitly") || !strings.Contains(f[0].Message, "uninstall it by name") {
 				t.Fatalf("findings: %+v", up.Findings)
 			}
@@ -322,12 +324,12 @@ func TestRules(t *testing.T) {
 	pkgs, _ := c.List(ctx, "", "")
 	lk, _ := c.Lock(ctx)
 
-	deps := dependentFindings(lk, pkgs, provRepo, "v2.0.0")
-	if len(deps) != 1 || deps[0].Severity != Blocking || deps[0].Object != "configuration/configuration-stored" ||
+	deps := diagnose.DependentFindings(lk, pkgs, provRepo, "v2.0.0")
+	if len(deps) != 1 || deps[0].Severity != findings.Blocking || deps[0].Object != "configuration/configuration-stored" ||
 		!strings.Contains(deps[0].Message, ">=v1.0.0 <v2.0.0, which excludes v2.0.0") {
 		t.Errorf("dependent-constraint: %+v", deps)
 	}
-	if deps := dependentFindings(lk, pkgs, provRepo, "v1.2.0"); len(deps) != 0 {
+	if deps := diagnose.DependentFindings(lk, pkgs, provRepo, "v1.2.0"); len(deps) != 0 {
 		t.Errorf("v1.2.0 is allowed: %+v", deps)
 	}
 
@@ -335,20 +337,20 @@ func TestRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := liveObjectFindings(ctx, c, crds, map[string][]string{"widgets.stored.example.org": {"v1alpha1"}}, "v2")
-	if err != nil || len(live) != 1 || *live[0].Count != 1 || live[0].Severity != Warning {
+	live, err := diagnose.LiveObjectFindings(ctx, c, crds, map[string][]string{"widgets.stored.example.org": {"v1alpha1"}}, "v2")
+	if err != nil || len(live) != 1 || *live[0].Count != 1 || live[0].Severity != findings.Warning {
 		t.Errorf("a dropped version with objects: %+v, %v", live, err)
 	}
-	live, _ = liveObjectFindings(ctx, c, crds, map[string][]string{"widgets.stored.example.org": nil}, "v2")
-	if len(live) != 1 || live[0].Severity != Blocking {
+	live, _ = diagnose.LiveObjectFindings(ctx, c, crds, map[string][]string{"widgets.stored.example.org": nil}, "v2")
+	if len(live) != 1 || live[0].Severity != findings.Blocking {
 		t.Errorf("a kind that goes with objects: %+v", live)
 	}
 
 	for _, tc := range []struct {
 		action, from, to string
-		want             Severity
-	}{{ActionUpgrade, "v1.1.0", "v1.0.0", Blocking}, {ActionRollback, "v1.1.0", "v1.0.0", Info}, {ActionUpgrade, "v1.0.0", "v1.1.0", ""}} {
-		f := downgradeFinding(tc.action, tc.from, tc.to)
+		want             findings.Severity
+	}{{ActionUpgrade, "v1.1.0", "v1.0.0", findings.Blocking}, {ActionRollback, "v1.1.0", "v1.0.0", findings.Info}, {ActionUpgrade, "v1.0.0", "v1.1.0", ""}} {
+		f := diagnose.DowngradeFinding(tc.action == ActionRollback, tc.from, tc.to)
 		if (f == nil) != (tc.want == "") || f != nil && f.Severity != tc.want {
 			t.Errorf("%s %s→%s: %+v", tc.action, tc.from, tc.to, f)
 		}
@@ -356,9 +358,9 @@ func TestRules(t *testing.T) {
 
 	for _, tc := range []struct {
 		constraint, running string
-		want                Severity
-	}{{">=v2.0.0", "v2.3.4", Info}, {">=v2.4.0", "v2.3.4", Blocking}, {">=v2.0.0", "", Warning}, {"", "v2.3.4", ""}} {
-		f := crossplaneVersionFinding(tc.constraint, tc.running, nil, "crossplane-system", "target")
+		want                findings.Severity
+	}{{">=v2.0.0", "v2.3.4", findings.Info}, {">=v2.4.0", "v2.3.4", findings.Blocking}, {">=v2.0.0", "", findings.Warning}, {"", "v2.3.4", ""}} {
+		f := diagnose.CrossplaneVersionFinding(tc.constraint, tc.running, nil, "crossplane-system", "target")
 		if (f == nil) != (tc.want == "") || f != nil && f.Severity != tc.want {
 			t.Errorf("crossplane %q on %q: %+v", tc.constraint, tc.running, f)
 		}
@@ -376,8 +378,8 @@ func TestCrossplaneVersionThatCannotBeChecked(t *testing.T) {
 		{apierrors.NewForbidden(gr, "crossplane", errors.New("RBAC")), "could not be checked: you may not read the Deployment crossplane in crossplane-system"},
 		{apierrors.NewNotFound(gr, "crossplane"), "could not be checked: no Deployment crossplane in crossplane-system (--crossplane-namespace names another)"},
 	} {
-		f := crossplaneVersionFinding(">=v2.0.0", "", tc.err, "crossplane-system", "target")
-		if f == nil || f.Severity != Warning || !strings.Contains(f.Message, tc.want) {
+		f := diagnose.CrossplaneVersionFinding(">=v2.0.0", "", tc.err, "crossplane-system", "target")
+		if f == nil || f.Severity != findings.Warning || !strings.Contains(f.Message, tc.want) {
 			t.Errorf("%v: %+v", tc.err, f)
 		}
 	}
@@ -407,10 +409,10 @@ func TestCrossplaneVersionFromItsDeployment(t *testing.T) {
 }
 
 func TestWriteTextAndRefusal(t *testing.T) {
-	p := &Plan{Action: ActionUpgrade, Package: "provider/p", From: "r/p:v1", To: "r/p:v2", Findings: []Finding{
-		{Rule: RuleBreakingChange, Severity: Warning, Message: "w"},
-		{Rule: RuleStoredVersionDropped, Severity: Blocking, Message: "b1"},
-		{Rule: RuleLiveObjects, Severity: Blocking, Message: "b2", Count: count(3)},
+	p := &Plan{Action: ActionUpgrade, Package: "provider/p", From: "r/p:v1", To: "r/p:v2", Findings: []findings.Finding{
+		{Rule: findings.RuleBreakingChange, Severity: findings.Warning, Message: "w"},
+		{Rule: findings.RuleStoredVersionDropped, Severity: findings.Blocking, Message: "b1"},
+		{Rule: findings.RuleLiveObjects, Severity: findings.Blocking, Message: "b2", Count: findings.Count(3)},
 	}}
 	var sb strings.Builder
 	if err := WriteText(&sb, p); err != nil {
@@ -472,7 +474,7 @@ func TestUninstallNamedExplicitDependencyTakesItsOwn(t *testing.T) {
 	if got := strings.Join(up.Packages, ","); got != "configuration/cfg,provider/prov,provider/leaf" {
 		t.Errorf("packages %s", got)
 	}
-	if f := findings(up.Plan, RuleExplicitDependency); len(f) != 0 {
+	if f := planFindings(up.Plan, findings.RuleExplicitDependency); len(f) != 0 {
 		t.Errorf("findings about what was named: %+v", f)
 	}
 	// Not named, the explicit provider stays, and so does the leaf it needs.
@@ -480,7 +482,7 @@ func TestUninstallNamedExplicitDependencyTakesItsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(up.Packages, ","); got != "configuration/cfg" || len(findings(up.Plan, RuleExplicitDependency)) != 1 {
+	if got := strings.Join(up.Packages, ","); got != "configuration/cfg" || len(planFindings(up.Plan, findings.RuleExplicitDependency)) != 1 {
 		t.Errorf("packages %s, findings %+v", got, up.Findings)
 	}
 }
@@ -500,8 +502,8 @@ func TestReleaseFindings(t *testing.T) {
 		{"", run, "; from Crossplane v2.4 any edit of its spec does the same", ""},
 		{"v2.3.4", nil, "function/fn activates revisions by hand: the new revision waits until activated (pass --activate)", "deactivates"},
 	} {
-		f := manualActivationFinding("function/fn", tc.run, tc.crossplane)
-		if f.Rule != RuleManualActivation || f.Severity != Info || !strings.Contains(f.Message, tc.want) || tc.not != "" && strings.Contains(f.Message, tc.not) {
+		f := diagnose.ManualActivationFinding("function/fn", tc.run, tc.crossplane)
+		if f.Rule != findings.RuleManualActivation || f.Severity != findings.Info || !strings.Contains(f.Message, tc.want) || tc.not != "" && strings.Contains(f.Message, tc.not) {
 			t.Errorf("on Crossplane %q: %+v", tc.crossplane, f)
 		}
 	}
@@ -511,8 +513,8 @@ func TestReleaseFindings(t *testing.T) {
 		manual bool
 		want   bool
 	}{{"Provider", run, false, true}, {"Function", run, false, true}, {"Configuration", run, false, false}, {"Provider", run, true, false}, {"Provider", nil, false, false}} {
-		f := runtimeRestartFinding(&installed.Package{Kind: tc.kind, Name: "p"}, tc.run, tc.manual)
-		if (f != nil) != tc.want || f != nil && (f.Rule != RuleRuntimeRestart || !strings.Contains(f.Message, "deletes the Deployment of its running revision fn-0123456789ab")) {
+		f := diagnose.RuntimeRestartFinding(&installed.Package{Kind: tc.kind, Name: "p"}, tc.run, tc.manual)
+		if (f != nil) != tc.want || f != nil && (f.Rule != findings.RuleRuntimeRestart || !strings.Contains(f.Message, "deletes the Deployment of its running revision fn-0123456789ab")) {
 			t.Errorf("%s, manual %v: %+v", tc.kind, tc.manual, f)
 		}
 	}

@@ -10,7 +10,9 @@ import (
 	"github.com/Masterminds/semver/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
@@ -93,12 +95,12 @@ type Outdated struct {
 	Shared *resolve.SharedReads
 
 	// findings are the family-skew findings of the last Items.
-	findings []Finding
+	findings []findings.Finding
 }
 
 // Findings are what the last Items found about provider families
 // (rule family-skew).
-func (o *Outdated) Findings() []Finding { return o.findings }
+func (o *Outdated) Findings() []findings.Finding { return o.findings }
 
 // Items reports the packages of kind ("" for all). It lists the packages
 // (one LIST per package kind), reads the Lock once, and each distinct
@@ -345,7 +347,7 @@ func Holds(lock []installed.LockPackage, pkgs []*installed.Package, repo string)
 	for _, d := range installed.Dependents(lock, repo) {
 		for _, dep := range d.Dependencies {
 			if reference.Repository(dep.Package) == repo && dep.Constraints != "" {
-				out = append(out, versions.Hold{By: packageName(pkgs, d.Source), Constraint: dep.Constraints})
+				out = append(out, versions.Hold{By: diagnose.PackageName(pkgs, d.Source), Constraint: dep.Constraints})
 			}
 		}
 	}

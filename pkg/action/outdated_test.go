@@ -16,6 +16,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
@@ -301,8 +303,8 @@ func TestPinnedFindings(t *testing.T) {
 		{Source: "r.example.org/r/cfg", Dependencies: []installed.LockDependency{{Package: "r.example.org/r/prov", Constraints: ">=v1.0.0"}}},
 		{Source: "r.example.org/r/cfg2", Dependencies: []installed.LockDependency{{Package: "r.example.org/r/prov", Constraints: "sha256:" + strings.Repeat("a", 64)}}},
 	}, nil, "r.example.org/r/prov")
-	fs := pinnedFindings(holds, "provider/prov", "r.example.org/r/prov:v1.1.0@sha256:"+strings.Repeat("b", 64))
-	if len(fs) != 1 || fs[0].Severity != Blocking || fs[0].Rule != RulePinnedDependency || fs[0].Object != "r.example.org/r/cfg" ||
+	fs := diagnose.PinnedFindings(holds, "provider/prov", "r.example.org/r/prov:v1.1.0@sha256:"+strings.Repeat("b", 64))
+	if len(fs) != 1 || fs[0].Severity != findings.Blocking || fs[0].Rule != findings.RulePinnedDependency || fs[0].Object != "r.example.org/r/cfg" ||
 		!strings.Contains(fs[0].Message, "is recorded in the Lock as sha256:bbbb") {
 		t.Errorf("pinned-dependency: %+v", fs)
 	}
@@ -387,7 +389,7 @@ func testUpgradeAll(t *testing.T, watch bool) {
 		t.Fatalf("steps %v; want %s", order, want)
 	}
 	if !ps.Blocking() || ps.Refused() == nil || ps.Refused().Plan.Package != "configuration/network" ||
-		len(findings(ps.Steps[1], RuleCrossplaneVersion)) != 1 || findings(ps.Steps[1], RuleCrossplaneVersion)[0].Severity != Blocking {
+		len(planFindings(ps.Steps[1], findings.RuleCrossplaneVersion)) != 1 || planFindings(ps.Steps[1], findings.RuleCrossplaneVersion)[0].Severity != findings.Blocking {
 		t.Fatalf("the configuration's step does not block: %+v", ps.Steps[1].Findings)
 	}
 
@@ -570,7 +572,7 @@ func TestOutdatedFamilies(t *testing.T) {
 		t.Errorf("families: %v", fam)
 	}
 	fs := o.Findings()
-	if len(fs) != 1 || fs[0].Rule != RuleFamilySkew || !strings.Contains(fs[0].Message, "family provider-family-aws runs 2 versions") {
+	if len(fs) != 1 || fs[0].Rule != findings.RuleFamilySkew || !strings.Contains(fs[0].Message, "family provider-family-aws runs 2 versions") {
 		t.Errorf("findings: %+v", fs)
 	}
 }

@@ -2,191 +2,24 @@
 // pkg/action does: one Config, built by a command from its flags, serves
 // every action it runs. The change verbs (Upgrade, Rollback, UpgradeAll,
 // Uninstall) each have Plan (what the change would do, as findings, under
-// the rules of Rules) and Apply (do it, as planned, with --atomic; errors
+// the rules of findings.Rules, judged by pkg/diagnose against the package
+// manager's state) and Apply (do it, as planned, with --atomic; errors
 // carry their exit code); Gate refuses a plan with blocking findings.
 // Install builds and creates a package object; Outdated says what each
 // package may move to; Get, Describe, Tree, Versions and ServerVersion
 // read. The command layer binds flags to these types and prints what they
 // return; the cluster API is pkg/cluster (which also waits), what the
 // package manager records pkg/installed, package contents pkg/source and
-// pkg/diff.
+// pkg/diff; Doctor reports what pkg/diagnose finds, and repairs it.
 package action
 
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 )
-
-// Severity says what a finding does to the change.
-type Severity string
-
-const (
-	// Blocking findings stop the change unless it is forced.
-	Blocking Severity = "blocking"
-	// Warning findings are printed; the change goes ahead.
-	Warning Severity = "warning"
-	// Info findings say what will happen.
-	Info Severity = "info"
-)
-
-// Rule IDs: stable names of what a plan checks, for scripts and docs.
-// Rules describes each.
-const (
-	RuleStoredVersionDropped = "stored-version-dropped"
-	RuleLiveObjects          = "live-objects"
-	RuleCrossplaneVersion    = "crossplane-version"
-	RuleDependentConstraint  = "dependent-constraint"
-	RuleDependencyConstraint = "dependency-constraint"
-	RuleDowngrade            = "downgrade"
-	RuleManualActivation     = "manual-activation"
-	RuleRuntimeRestart       = "runtime-restart"
-	RuleDependents           = "dependents"
-	RuleBreakingChange       = "breaking-change"
-	RulePinnedDependency     = "pinned-dependency"
-	RuleInvalidPackage       = "invalid-package"
-	RuleExplicitDependency   = "explicit-dependency"
-	RulePullSecret           = "pull-secret"
-	RuleLockUnresolved       = "lock-unresolved"
-
-	// Doctor's rules: what it finds in the package manager's state.
-	RuleDuplicateLockNode    = "duplicate-lock-node"
-	RuleDependencyUnresolved = "dependency-unresolved"
-	RuleTwinName             = "twin-name"
-	RuleStaleLockEntry       = "stale-lock-entry"
-	RuleManualInactive       = "manual-inactive"
-	RuleRevisionHistory      = "revision-history"
-	RuleControlConflict      = "control-conflict"
-	RuleStoredUndefined      = "stored-version-undefined"
-	RuleObjectsMissing       = "objects-missing"
-	RulePinnedServiceAccount = "pinned-service-account"
-	RuleFamilySkew           = "family-skew"
-	RuleUnfinishedOperation  = "unfinished-operation"
-	RulePackagePaused        = "package-paused"
-	RuleNoRevision           = "package-no-revision"
-	RuleDuplicatePackage     = "duplicate-package"
-	RuleInactiveRevision     = "inactive-revision"
-
-	// Install's: what the install would do to the Lock.
-	RuleTwinInstall = "twin-install"
-	// Rename's: whether the hand-over can be proven, and what it does.
-	RuleRenameState    = "rename-state"
-	RuleRenameTarget   = "rename-target"
-	RuleRenameRelease  = "rename-release"
-	RuleRenameGitOps   = "rename-gitops"
-	RuleRenameHandOver = "rename-handover"
-	// plan -f's: a manifest edits a package's spec beyond its package.
-	RuleSpecChange = "spec-change"
-	// plan -f --offline's: what only the cluster could check.
-	RuleOffline = "offline"
-
-	// Doctor's rules with --crossplane-version: what an upgrade of
-	// Crossplane itself would do to the cluster.
-	RuleCrossplaneUnknown     = "crossplane-unknown-release"
-	RuleCrossplaneDowngrade   = "crossplane-downgrade"
-	RuleCrossplaneSkipped     = "crossplane-skipped-minor"
-	RuleCrossplaneKnownBad    = "crossplane-known-bad"
-	RuleCrossplaneStored      = "crossplane-stored-version"
-	RuleCrossplaneRemovedKind = "crossplane-removed-kind"
-	RuleCrossplaneRevisions   = "crossplane-new-revisions"
-	RuleCrossplaneManual      = "crossplane-manual-offline"
-	RuleCrossplaneTwin        = "crossplane-twin-risk"
-	RuleCrossplaneConstraint  = "crossplane-constraint"
-)
-
-// RuleDoc describes a plan rule: the verbs whose plans raise it, and one
-// line of help that says when and how severe. Each verb's help lists its
-// rules from here, and a test holds the README's table to it.
-type RuleDoc struct {
-	ID    string
-	Verbs []string
-	Help  string
-}
-
-var (
-	changeVerbs = []string{ActionUpgrade, ActionRollback}
-	allVerbs    = []string{ActionUpgrade, ActionRollback, ActionUninstall}
-	doctorVerb  = []string{ActionDoctor}
-)
-
-// Rules is every rule a plan applies, and doctor's, in the order the
-// README lists them.
-var Rules = []RuleDoc{
-	{RuleStoredVersionDropped, changeVerbs, "blocking: a CRD (or MRD) stores objects at a version the target no longer defines"},
-	{RuleLiveObjects, allVerbs, "blocking: objects exist of a kind the change removes (uninstall: of every kind the package defines); warning: of a version the target drops"},
-	{RuleCrossplaneVersion, changeVerbs, "blocking: the target's Crossplane constraint excludes the running Crossplane (its Deployment crossplane in --crossplane-namespace); warning when that cannot be checked"},
-	{RuleDependentConstraint, changeVerbs, "blocking: an installed package's dependsOn (in the Lock) excludes the target version"},
-	{RuleDependencyConstraint, changeVerbs, "warning: an installed dependency runs a version the target's dependsOn excludes; for one not installed, blocking when no version in its registry matches"},
-	{RuleInvalidPackage, changeVerbs, "blocking: the target's meta object has a label or annotation that is no string, which Crossplane refuses"},
-	{RuleDowngrade, changeVerbs, "blocking for upgrade (use rollback), info for rollback: the target is older than what runs"},
-	{RuleManualActivation, changeVerbs, "info: the package activates revisions by hand and the change has no --activate"},
-	{RuleRuntimeRestart, []string{ActionUpgrade, ActionRollback, ActionRename}, "info: the change restarts the provider's or function's runtime (a Deployment per revision); rename: it stops until the new package's revision runs it"},
-	{RuleDependents, []string{ActionUninstall}, "blocking: another installed package depends on it (according to the Lock)"},
-	{RuleExplicitDependency, []string{ActionUninstall}, "info: with --with-dependencies, a dependency nothing else needs was installed explicitly, not by the package manager: it stays"},
-	{RuleLockUnresolved, changeVerbs, "blocking: the Lock holds two nodes for one source (no change becomes healthy until one goes: see doctor); warning: the Lock is otherwise not resolved"},
-	{RulePullSecret, changeVerbs, "warning: the package was read with your own credentials, since the pull secret an ImageConfig gives it could not be read"},
-	{RuleBreakingChange, changeVerbs, "warning: the other breaking changes kubectl xpkg diff finds, per object"},
-	{RulePinnedDependency, changeVerbs, "blocking: the target names a digest and an installed package depends on this one with a version range: Crossplane records the digest in the Lock, cannot match it against the range, and the dependent turns unhealthy"},
-	{RuleDuplicateLockNode, doctorVerb, "blocking: the Lock holds two entries for one source (two revisions of one package, or two packages of one repository): Crossplane builds no dependency graph and every package may turn unhealthy; names both and the one Crossplane keeps"},
-	{RuleDependencyUnresolved, doctorVerb, "blocking: the Lock is not resolved, or a package's current revision cannot resolve its dependencies: the message, and every package whose constraint on the sources it names takes part"},
-	{RuleTwinName, []string{ActionDoctor, ActionInstall, ActionRename}, "warning (doctor): a package others depend on is installed under a name other than the resolver's for its repository: the resolver can install a twin (kubectl xpkg rename gives it that name); blocking (install, rename): the name given would be such a name"},
-	{RuleTwinInstall, []string{ActionInstall}, "blocking: another package installs the same repository already: two nodes for one source in the Lock, and no package's dependencies resolve"},
-	{RuleStaleLockEntry, doctorVerb, "warning: a Lock entry whose revision is gone or inactive, or that lacks a name, source, type or a dependency's package or type"},
-	{RuleManualInactive, doctorVerb, "warning: a package under Manual activation has no active revision: it runs nothing"},
-	{RuleRevisionHistory, doctorVerb, "warning: a package has more revisions than its revisionHistoryLimit keeps"},
-	{RuleControlConflict, doctorVerb, "blocking: a CRD or MRD is controlled by a revision that no longer exists (warning where Crossplane takes it over itself) or by another package's revision than the one that installs it, or a revision says it cannot take control of an object: names the reference to remove"},
-	{RuleStoredUndefined, doctorVerb, "blocking: a CRD stores objects at a version its spec.versions no longer defines (the API server refuses every update of it), or a revision cannot update a CRD because its package dropped such a version"},
-	{RuleObjectsMissing, doctorVerb, "blocking: a healthy active revision's status.objectRefs lacks CRDs or MRDs it installed (they name it as owner) or that an inactive revision of the same digest recorded: Crossplane grants the runtime nothing for them"},
-	{RulePinnedServiceAccount, doctorVerb, "warning: a DeploymentRuntimeConfig that pins the runtime's ServiceAccount name is used by several packages, whose revisions fight over it; blocking on Crossplane v2.4.0 and v2.4.1, which refuse a pinned name at the next revision"},
-	{RuleFamilySkew, doctorVerb, "warning (doctor and outdated): a provider family's members and family provider run more than one version, a member is in another registry or org than its family provider (Crossplane's RBAC manager then grants it none of the family's types: names the ClusterRole and the CRDs it lacks), or a family has two family providers"},
-	{RuleUnfinishedOperation, []string{ActionDoctor, ActionRename}, "blocking (doctor): a package carries the record of a rename cut short (kubectl-xpkg.github.io/operation): names its step and the command that finishes it and the one that undoes it; info (rename): the run finishes or (--undo) undoes it"},
-	{RulePackagePaused, doctorVerb, "warning: a package is paused (crossplane.io/paused): the package manager makes, activates and deactivates none of its revisions, and its conditions are from before the pause"},
-	{RuleNoRevision, doctorVerb, "warning: a package has no revision: it installs and runs nothing"},
-	{RuleDuplicatePackage, doctorVerb, "blocking: two packages install one repository, even paused or out of the Lock: once both are in the Lock no package's dependencies resolve; names the one the resolver keeps"},
-	{RuleInactiveRevision, doctorVerb, "blocking when others depend on it, else warning: a package under Automatic activation none of whose revisions is active (its current revision inactive): it runs nothing, whatever its conditions say"},
-	{RuleCrossplaneUnknown, doctorVerb, "warning: with --crossplane-version, the release table does not know the target (or the running release, or the target is a pre-release): only what can be checked without it is"},
-	{RuleCrossplaneDowngrade, doctorVerb, "blocking: the target is older than the running Crossplane, which does not support downgrades"},
-	{RuleCrossplaneSkipped, doctorVerb, "blocking: the target skips a minor version (Crossplane upgrades one minor at a time; v1.20 to v2.0 is the one major step): names the releases to go through"},
-	{RuleCrossplaneKnownBad, doctorVerb, "blocking: the target is a release with a known defect that this cluster triggers (v2.4.0 and v2.4.1 with a DeploymentRuntimeConfig that names its ServiceAccount); warning when it does not"},
-	{RuleCrossplaneStored, doctorVerb, "blocking: a core CRD stores objects at a version the target no longer defines: Crossplane's start cannot update it and Crossplane does not start; names what migrates it"},
-	{RuleCrossplaneRemovedKind, doctorVerb, "warning: objects exist of a core kind the target no longer has (ControllerConfig, StoreConfig from v2.0); blocking for a package whose runtime takes its settings from one"},
-	{RuleCrossplaneRevisions, doctorVerb, "info: the target names revisions differently (v2.3 to v2.4), so every package gets a new revision and every provider's and function's runtime restarts: one finding that counts and names them"},
-	{RuleCrossplaneManual, doctorVerb, "blocking for a provider or function, warning for a configuration: under Manual activation, the new revision the target makes stays inactive and the running one is deactivated: offline until someone activates it"},
-	{RuleCrossplaneTwin, doctorVerb, "blocking: a package others depend on, under a name other than the resolver's, when the target replaces every revision: the resolver can install a twin and take every package down"},
-	{RuleCrossplaneConstraint, doctorVerb, "blocking: a package's Crossplane constraint (its meta object's spec.crossplane.version, read from its registry) excludes the target; warning when it cannot be read, once with --offline"},
-	{RuleRenameState, []string{ActionRename}, "blocking: the package is paused, being deleted, has no active healthy current revision, or what the rename needs could not be read: nothing would prove the hand-over"},
-	{RuleRenameTarget, []string{ActionRename}, "blocking: the new name is taken by a package of the kind, or is no valid name"},
-	{RuleRenameRelease, []string{ActionRename}, "blocking: the running Crossplane is not v2.3 or v2.4 (or its version cannot be read), the releases whose hand-over between packages rename was built on"},
-	{RuleRenameGitOps, []string{ActionRename}, "blocking: Argo CD, Flux or Helm manages the package (its tracking label or annotation): it would put it back under its old name, a twin"},
-	{RuleRenameHandOver, []string{ActionRename}, "info: what the package manager does with the CRDs, MRDs and other objects on the running release while they change hands, and the dependents whose dependency is missing meanwhile"},
-	{RuleSpecChange, []string{ActionPlanFiles}, "info: a manifest edits a package's spec beyond its package, and what that does on the running Crossplane; warning when, under Manual activation from v2.4, the running revision stops"},
-	{RuleOffline, []string{ActionPlanFiles}, "with --offline, what only the cluster can check: warning, once per plan, when the target drops a CRD's kind or served version (live objects are not counted); info when it has a Crossplane constraint (not checked)"},
-}
-
-// RulesHelp lists the rules a verb's plan applies, one "* id: help" line
-// each, for its --help (whose renderer makes them a list).
-func RulesHelp(verb string) string {
-	var lines []string
-	for _, r := range Rules {
-		if slices.Contains(r.Verbs, verb) {
-			lines = append(lines, "* "+r.ID+": "+r.Help)
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
-// Finding is one thing a plan found.
-type Finding struct {
-	Rule     string   `json:"rule"`
-	Severity Severity `json:"severity"`
-	// Message names the object and the way out.
-	Message string `json:"message"`
-	// Count is how many objects the finding is about, where it counts.
-	Count *int64 `json:"count,omitempty"`
-	// Object is what the finding is about, as KIND/NAME or a CRD's name.
-	Object string `json:"object,omitempty"`
-}
 
 // Plan is what a change would do, found before doing any of it.
 type Plan struct {
@@ -196,9 +29,9 @@ type Plan struct {
 	Package string `json:"package"`
 	// From and To are the package references before and after (To is
 	// empty for uninstall).
-	From     string    `json:"from,omitempty"`
-	To       string    `json:"to,omitempty"`
-	Findings []Finding `json:"findings"`
+	From     string             `json:"from,omitempty"`
+	To       string             `json:"to,omitempty"`
+	Findings []findings.Finding `json:"findings"`
 	// Packages are the packages an uninstall removes, as kind/name, in
 	// the order it removes them.
 	Packages []string `json:"packages,omitempty"`
@@ -212,7 +45,7 @@ type Plan struct {
 // NewPlan is a plan with no findings yet: -o json prints "findings": [],
 // not null, when it finds none.
 func NewPlan(action, pkg, from, to string) *Plan {
-	return &Plan{Action: action, Package: pkg, From: from, To: to, Findings: []Finding{}}
+	return &Plan{Action: action, Package: pkg, From: from, To: to, Findings: []findings.Finding{}}
 }
 
 // Planned tells a plan that checked the change from one made without a
@@ -229,31 +62,9 @@ func (p *Plan) Refused() *RefusedError {
 }
 
 // Blocking reports whether a finding stops the change.
-func (p *Plan) Blocking() bool {
-	for _, f := range p.Findings {
-		if f.Severity == Blocking {
-			return true
-		}
-	}
-	return false
-}
+func (p *Plan) Blocking() bool { return findings.HasBlocking(p.Findings) }
 
-func (p *Plan) add(f ...Finding) { p.Findings = append(p.Findings, f...) }
-
-// Counts tallies the findings by severity.
-func (p *Plan) Counts() (blocking, warnings, infos int) {
-	for _, f := range p.Findings {
-		switch f.Severity {
-		case Blocking:
-			blocking++
-		case Warning:
-			warnings++
-		default:
-			infos++
-		}
-	}
-	return
-}
+func (p *Plan) add(f ...findings.Finding) { p.Findings = append(p.Findings, f...) }
 
 // WriteText prints the plan for people: a heading, then one line per
 // finding, blocking ones first.
@@ -267,39 +78,7 @@ func WriteText(w io.Writer, p *Plan) error {
 	default:
 		head = fmt.Sprintf("Plan: %s %s", p.Action, p.Package)
 	}
-	return writeFindings(w, head, p)
-}
-
-// writeFindings prints a heading, the counts by severity and one line per
-// finding, blocking ones first.
-func writeFindings(w io.Writer, head string, p *Plan) error {
-	b, warn, info := p.Counts()
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s\n  %d blocking, %d warning, %d info\n", head, b, warn, info)
-	for _, sev := range []Severity{Blocking, Warning, Info} {
-		for _, f := range p.Findings {
-			if f.Severity == sev {
-				fmt.Fprintf(&sb, "  %-8s %s [%s]\n", strings.ToUpper(string(f.Severity)), f.Message, f.Rule)
-			}
-		}
-	}
-	_, err := io.WriteString(w, sb.String())
-	return err
-}
-
-// WriteFindingLines prints findings as plans print them, after a blank
-// line (nothing when there are none): for verbs whose report is a table.
-func WriteFindingLines(w io.Writer, fs []Finding) error {
-	if len(fs) == 0 {
-		return nil
-	}
-	var sb strings.Builder
-	sb.WriteString("\n")
-	for _, f := range fs {
-		fmt.Fprintf(&sb, "%-8s %s [%s]\n", strings.ToUpper(string(f.Severity)), f.Message, f.Rule)
-	}
-	_, err := io.WriteString(w, sb.String())
-	return err
+	return findings.Write(w, head, p.Findings)
 }
 
 // RefusedError is a change a blocking finding stopped.
@@ -308,10 +87,10 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
-	var first *Finding
+	var first *findings.Finding
 	n := 0
 	for i := range e.Plan.Findings {
-		if e.Plan.Findings[i].Severity == Blocking {
+		if e.Plan.Findings[i].Severity == findings.Blocking {
 			if first == nil {
 				first = &e.Plan.Findings[i]
 			}
@@ -324,5 +103,3 @@ func (e *RefusedError) Error() string {
 	}
 	return fmt.Sprintf("%s of %s refused: %s%s; pass --force to go ahead anyway", e.Plan.Action, e.Plan.Package, first.Message, more)
 }
-
-func count(n int64) *int64 { return &n }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -21,7 +22,7 @@ import (
 const (
 	// ActionUpdate edits a package's spec and leaves its package.
 	ActionUpdate = "update"
-	// ActionPlanFiles names plan -f among the verbs of Rules.
+	// ActionPlanFiles names plan -f among the verbs of findings.Rules.
 	ActionPlanFiles = "plan"
 )
 
@@ -202,7 +203,7 @@ func (pf *PlanFiles) readChange(ctx context.Context, w *wanted) error {
 		return err
 	}
 	action := ActionUpgrade
-	if f := downgradeFinding(ActionUpgrade, refVersion(in.Image), refVersion(w.target)); f != nil {
+	if f := diagnose.DowngradeFinding(false, refVersion(in.Image), refVersion(w.target)); f != nil {
 		action = ActionRollback
 	}
 	if w.read, err = pf.cfg.change(false).Read(ctx, action, in, w.target); err != nil {

@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -10,7 +11,9 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/compare"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
@@ -178,21 +181,21 @@ func (o *offline) plan(ctx context.Context, w *wanted) *Plan {
 func (o *offline) planChange(ctx context.Context, w *wanted, res *compare.PlanInput) *Plan {
 	from, target := w.have.Source, w.want.Source
 	action := ActionUpgrade
-	if downgradeFinding(ActionUpgrade, refVersion(from), refVersion(target)) != nil {
+	if diagnose.DowngradeFinding(false, refVersion(from), refVersion(target)) != nil {
 		action = ActionRollback
 	}
 	p := NewPlan(action, w.want.KindName(), from, target)
 	// Every CRD stores objects at least at its storage version: stranding
 	// one is certain without the cluster.
-	p.add(storedVersionFindings(diff.Preflight(res.Old, res.New, storageVersions(res.Old)), target)...)
-	if f := droppedDefinitionsFinding(removedKinds(res.Old, res.New), w.want.KindName(), target); f != nil {
+	p.add(diagnose.StoredVersionFindings(diff.Preflight(res.Old, res.New, storageVersions(res.Old)), target)...)
+	if f := droppedDefinitionsFinding(diagnose.RemovedKinds(res.Old, res.New), w.want.KindName(), target); f != nil {
 		p.add(*f)
 	}
 	o.checkTarget(ctx, p, res.Meta, target)
-	if f := downgradeFinding(action, refVersion(from), refVersion(target)); f != nil {
+	if f := diagnose.DowngradeFinding(action == ActionRollback, refVersion(from), refVersion(target)); f != nil {
 		p.add(*f)
 	}
-	p.add(breakingFindings(res.Report)...)
+	p.add(diagnose.BreakingFindings(res.Report)...)
 	return p
 }
 
@@ -203,27 +206,27 @@ func (o *offline) planChange(ctx context.Context, w *wanted, res *compare.PlanIn
 func (o *offline) checkTarget(ctx context.Context, p *Plan, meta *xpkg.Meta, target string) {
 	p.add(invalidPackageFindings(meta, target)...)
 	p.add(o.dependentFindings(p.Package, target)...)
-	p.add(dependencyFindings(meta, o.lock, o.set, target, func(d xpkg.Dependency) (bool, error) { return o.hasMatch(ctx, d) })...)
+	p.add(diagnose.DependencyFindings(meta, o.lock, o.set, target, func(d xpkg.Dependency) (bool, error) { return o.hasMatch(ctx, d) })...)
 	if meta != nil && meta.Crossplane != "" {
-		p.add(Finding{Rule: RuleOffline, Severity: Info, Object: p.Package,
+		p.add(findings.Finding{Rule: findings.RuleOffline, Severity: findings.Info, Object: p.Package,
 			Message: fmt.Sprintf("%s needs Crossplane %s, which is not checked offline: plan -f without --offline checks it against the running Crossplane", target, meta.Crossplane)})
 	}
 }
 
 // dependentFindings: the set's packages whose dependsOn excludes the
 // target version, as planLock checks the Lock's.
-func (o *offline) dependentFindings(pkg, target string) []Finding {
+func (o *offline) dependentFindings(pkg, target string) []findings.Finding {
 	repo, version := reference.Repository(target), refVersion(target)
 	pinned := reference.Digest(target) != ""
-	var out []Finding
+	var out []findings.Finding
 	if _, err := semver.NewVersion(version); err == nil {
-		out = dependentFindings(o.lock, o.set, repo, version)
+		out = diagnose.DependentFindings(o.lock, o.set, repo, version)
 	} else if deps := installed.Dependents(o.lock, repo); len(deps) > 0 && !pinned {
-		out = append(out, Finding{Rule: RuleDependentConstraint, Severity: Warning, Object: pkg,
+		out = append(out, findings.Finding{Rule: findings.RuleDependentConstraint, Severity: findings.Warning, Object: pkg,
 			Message: fmt.Sprintf("%s is no semantic version, so the constraints of the %d packages of the manifests that depend on %s cannot be checked against it", version, len(deps), pkg)})
 	}
 	if pinned {
-		out = append(out, pinnedFindings(Holds(o.lock, o.set, repo), pkg, target)...)
+		out = append(out, diagnose.PinnedFindings(Holds(o.lock, o.set, repo), pkg, target)...)
 	}
 	return out
 }
@@ -241,13 +244,13 @@ func (o *offline) hasMatch(ctx context.Context, d xpkg.Dependency) (bool, error)
 }
 
 // invalidPackageFindings: a meta object Crossplane refuses.
-func invalidPackageFindings(meta *xpkg.Meta, target string) []Finding {
+func invalidPackageFindings(meta *xpkg.Meta, target string) []findings.Finding {
 	if meta == nil {
 		return nil
 	}
-	var out []Finding
+	var out []findings.Finding
 	for _, msg := range xpkg.MetadataProblems(meta.Object) {
-		out = append(out, Finding{Rule: RuleInvalidPackage, Severity: Blocking, Object: meta.Kind + " " + meta.Name(),
+		out = append(out, findings.Finding{Rule: findings.RuleInvalidPackage, Severity: findings.Blocking, Object: meta.Kind + " " + meta.Name(),
 			Message: fmt.Sprintf("%s is invalid: its %s %s", target, meta.Kind, msg)})
 	}
 	return out
@@ -269,11 +272,11 @@ func storageVersions(defs diff.Definitions) map[string][]string {
 
 // droppedDefinitionsFinding: kinds and versions the target drops, whose
 // live objects only the cluster can count. One finding for them all.
-func droppedDefinitionsFinding(losses map[string][]string, pkg, target string) *Finding {
+func droppedDefinitionsFinding(losses map[string][]string, pkg, target string) *findings.Finding {
 	if len(losses) == 0 {
 		return nil
 	}
-	names := slices.Sorted(mapKeys(losses))
+	names := slices.Sorted(maps.Keys(losses))
 	shown := names
 	if len(shown) > 3 {
 		shown = shown[:3]
@@ -282,20 +285,20 @@ func droppedDefinitionsFinding(losses map[string][]string, pkg, target string) *
 	if len(names) > len(shown) {
 		list += fmt.Sprintf(" and %d more", len(names)-len(shown))
 	}
-	return &Finding{Rule: RuleOffline, Severity: Warning, Object: pkg, Count: count(int64(len(names))),
+	return &findings.Finding{Rule: findings.RuleOffline, Severity: findings.Warning, Object: pkg, Count: findings.Count(int64(len(names))),
 		Message: fmt.Sprintf("%s drops a kind or a served version of %d CRD(s) (%s): whether objects of them exist, which would be deleted with a kind or break clients of a version, only the cluster can tell; plan -f without --offline counts them", target, len(names), list)}
 }
 
 // offlineEditFinding says what a spec edit does without knowing the
 // running Crossplane: from v2.4 a new revision, and under Manual
 // activation a package that runs nothing until it is activated.
-func offlineEditFinding(w *wanted, edits []string) Finding {
+func offlineEditFinding(w *wanted, edits []string) findings.Finding {
 	kn := w.want.KindName()
-	f := Finding{Rule: RuleSpecChange, Severity: Info, Object: kn}
+	f := findings.Finding{Rule: findings.RuleSpecChange, Severity: findings.Info, Object: kn}
 	effect := "on Crossplane v2.4 and later each spec edit makes a new revision"
 	switch {
 	case w.have.ActivationPolicy == "Manual":
-		f.Severity = Warning
+		f.Severity = findings.Warning
 		effect = fmt.Sprintf("on Crossplane v2.4 and later it makes a new revision and, under Manual activation, deactivates the running one: %s runs nothing until the new revision is activated", kn)
 	case w.want.Kind != "Configuration":
 		effect += ", and the runtime restarts"

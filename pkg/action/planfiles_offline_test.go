@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
@@ -103,21 +104,21 @@ func TestPlanOfflineAgainstBase(t *testing.T) {
 	if up.Action != ActionUpgrade || up.From != reg.Host+"/org/provider-a:v1.0.0" {
 		t.Errorf("upgrade %+v", up)
 	}
-	if f := findings(up, RuleDependentConstraint); len(f) != 1 || f[0].Severity != Blocking || !strings.Contains(f[0].Message, "configuration/config-pin depends on") {
+	if f := planFindings(up, findings.RuleDependentConstraint); len(f) != 1 || f[0].Severity != findings.Blocking || !strings.Contains(f[0].Message, "configuration/config-pin depends on") {
 		t.Errorf("dependent-constraint: %+v", f)
 	}
-	if f := findings(up, RuleOffline); len(f) != 1 || f[0].Severity != Warning || !strings.Contains(f[0].Message, "things.a.example.org") {
+	if f := planFindings(up, findings.RuleOffline); len(f) != 1 || f[0].Severity != findings.Warning || !strings.Contains(f[0].Message, "things.a.example.org") {
 		t.Errorf("offline: %+v", f)
 	}
-	if f := findings(up, RuleStoredVersionDropped); len(f) != 0 {
+	if f := planFindings(up, findings.RuleStoredVersionDropped); len(f) != 0 {
 		t.Errorf("the storage version stays, yet: %+v", f)
 	}
 	in := planOf(t, fp, "configuration/config-new")
-	if f := findings(in, RuleDependencyConstraint); in.Action != ActionInstall || len(f) != 1 || f[0].Severity != Blocking || !strings.Contains(f[0].Message, "no version of it in its registry matches") {
+	if f := planFindings(in, findings.RuleDependencyConstraint); in.Action != ActionInstall || len(f) != 1 || f[0].Severity != findings.Blocking || !strings.Contains(f[0].Message, "no version of it in its registry matches") {
 		t.Errorf("install %+v", in)
 	}
 	ed := planOf(t, fp, "function/function-f")
-	if f := findings(ed, RuleSpecChange); ed.Action != ActionUpdate || len(f) != 1 || f[0].Severity != Info || !strings.Contains(f[0].Message, `spec.revisionActivationPolicy: null → "Manual"`) {
+	if f := planFindings(ed, findings.RuleSpecChange); ed.Action != ActionUpdate || len(f) != 1 || f[0].Severity != findings.Info || !strings.Contains(f[0].Message, `spec.revisionActivationPolicy: null → "Manual"`) {
 		t.Errorf("update %+v", ed)
 	}
 	for _, ref := range []string{"provider-a/manifests/v1.0.0", "provider-a/manifests/v2.0.0", "config-pin/manifests/v1.0.0", "config-new/manifests/v1.0.0", "provider-gone/manifests/v1.0.0"} {
@@ -155,7 +156,7 @@ func TestPlanOfflineUpgradedTogether(t *testing.T) {
 		t.Fatalf("plan %+v", fp)
 	}
 	for _, p := range fp.Plans {
-		if len(findings(p, RuleDependentConstraint))+len(findings(p, RuleDependencyConstraint)) != 0 {
+		if len(planFindings(p, findings.RuleDependentConstraint))+len(planFindings(p, findings.RuleDependencyConstraint)) != 0 {
 			t.Errorf("%s: %+v", p.Package, p.Findings)
 		}
 	}
@@ -172,17 +173,17 @@ func TestPlanOfflineWithoutBase(t *testing.T) {
 	}
 	fp := planOffline(t, ms, nil)
 	p := planOf(t, fp, "provider/provider-a")
-	if f := findings(p, RuleDependentConstraint); p.Action != ActionInstall || len(f) != 1 || f[0].Severity != Blocking {
+	if f := planFindings(p, findings.RuleDependentConstraint); p.Action != ActionInstall || len(f) != 1 || f[0].Severity != findings.Blocking {
 		t.Errorf("install %+v", p)
 	}
-	if c := planOf(t, fp, "configuration/config-pin"); len(findings(c, RuleDependencyConstraint)) != 1 {
+	if c := planOf(t, fp, "configuration/config-pin"); len(planFindings(c, findings.RuleDependencyConstraint)) != 1 {
 		t.Errorf("config-pin needs provider-a below v2.0.0, which the manifests install: %+v", c.Findings)
 	}
 
 	back := planOffline(t, []Manifest{manifestOf(reg, "Provider", "provider-a", "org/provider-a:v1.0.0")},
 		[]Manifest{manifestOf(reg, "Provider", "provider-a", "org/provider-a:v2.0.0")})
 	rb := planOf(t, back, "provider/provider-a")
-	if f := findings(rb, RuleDowngrade); rb.Action != ActionRollback || len(f) != 1 || f[0].Severity != Info || rb.Blocking() {
+	if f := planFindings(rb, findings.RuleDowngrade); rb.Action != ActionRollback || len(f) != 1 || f[0].Severity != findings.Info || rb.Blocking() {
 		t.Errorf("rollback %+v", rb)
 	}
 }

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
@@ -48,7 +51,7 @@ func specEdits(have *installed.Package, m Manifest) []string {
 	want, _ := m.Object.Object["spec"].(map[string]any)
 	got, _ := have.Object.Object["spec"].(map[string]any)
 	var out []string
-	for _, k := range slices.Sorted(mapKeys(want)) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		if k == "package" {
 			continue
 		}
@@ -65,16 +68,16 @@ func specEdits(have *installed.Package, m Manifest) []string {
 // v2.4 each edit makes a new revision (and restarts a provider's or
 // function's runtime), and under Manual activation the running revision
 // stops until the new one is activated.
-func (pf *PlanFiles) editFinding(ctx context.Context, w *wanted, edits []string) Finding {
-	f := Finding{Rule: RuleSpecChange, Severity: Info, Object: w.have.KindName()}
+func (pf *PlanFiles) editFinding(ctx context.Context, w *wanted, edits []string) findings.Finding {
+	f := findings.Finding{Rule: findings.RuleSpecChange, Severity: findings.Info, Object: w.have.KindName()}
 	running, err := pf.cfg.cluster.CrossplaneVersion(ctx, pf.cfg.XPNamespace)
-	v24, known := fromV24(running)
+	v24, known := diagnose.FromV24(running)
 	effect := "Crossplane before v2.4 makes no new revision for it"
 	switch {
 	case err != nil || !known:
 		effect = "on Crossplane v2.4 and later each spec edit makes a new revision (the running Crossplane's version could not be read)"
 	case v24 && w.have.ActivationPolicy == "Manual":
-		f.Severity = Warning
+		f.Severity = findings.Warning
 		effect = fmt.Sprintf("Crossplane %s makes a new revision for it and, under Manual activation, deactivates the running one: %s runs nothing until the new revision is activated", running, w.have.KindName())
 	case v24 && w.have.Kind != "Configuration":
 		effect = fmt.Sprintf("Crossplane %s makes a new revision for it, and the runtime restarts", running)
@@ -104,7 +107,7 @@ func (pf *PlanFiles) planInstall(ctx context.Context, w *wanted, overlay []insta
 	p.add(violationFindings(w.target, w.violations)...)
 	if w.meta != nil {
 		running, unread := c.CrossplaneVersion(ctx, pf.cfg.XPNamespace)
-		if f := crossplaneVersionFinding(w.meta.Crossplane, running, unread, pf.cfg.XPNamespace, w.target); f != nil {
+		if f := diagnose.CrossplaneVersionFinding(w.meta.Crossplane, running, unread, pf.cfg.XPNamespace, w.target); f != nil {
 			p.add(*f)
 		}
 	}
@@ -118,7 +121,7 @@ func (pf *PlanFiles) planInstall(ctx context.Context, w *wanted, overlay []insta
 	}
 	secrets := pullSecrets(w.want)
 	set := overlaid(lock, overlay)
-	p.add(dependencyFindings(w.meta, set, pkgs, w.target, func(d xpkg.Dependency) (bool, error) {
+	p.add(diagnose.DependencyFindings(w.meta, set, pkgs, w.target, func(d xpkg.Dependency) (bool, error) {
 		return reg.HasMatch(ctx, secrets, d)
 	})...)
 	p.add(closureFindings(resolve.NewClosure(ctx, reg, secrets, pf.cfg.Limits).Below(w.target, w.meta, set))...)
@@ -129,17 +132,17 @@ func (pf *PlanFiles) planInstall(ctx context.Context, w *wanted, overlay []insta
 // that the package manager cannot resolve (the Lock stalls for every
 // package) or resolves to a version another constraint excludes (the
 // package that needs it stays unhealthy).
-func closureFindings(ps []resolve.Problem) []Finding {
-	out := make([]Finding, 0, len(ps))
+func closureFindings(ps []resolve.Problem) []findings.Finding {
+	out := make([]findings.Finding, 0, len(ps))
 	for _, p := range ps {
-		f := Finding{Rule: RuleDependencyConstraint, Severity: Blocking, Object: p.Repo}
+		f := findings.Finding{Rule: findings.RuleDependencyConstraint, Severity: findings.Blocking, Object: p.Repo}
 		via := strings.Join(p.Chain, " → ")
 		var invalid *resolve.InvalidError
 		switch {
 		case p.Kind == resolve.Missing:
 			f.Message = fmt.Sprintf("%s needs %s %s, and its repository does not exist (%s): the package manager cannot resolve it, and the Lock stalls for every package in the cluster until it can", via, p.Repo, p.Constraint, exit.Message(p.Err))
 		case p.Kind == resolve.Unlisted:
-			f.Severity = Warning
+			f.Severity = findings.Warning
 			f.Message = fmt.Sprintf("%s needs %s %s, whose versions could not be listed (%s): if none matches, the Lock stalls for every package", via, p.Repo, p.Constraint, exit.Message(p.Err))
 		case p.Kind == resolve.Excluded:
 			f.Message = fmt.Sprintf("%s needs %s %s, but %s is what runs or is installed for another dependent: no version satisfies every constraint, and the package that needs it stays unhealthy", via, p.Repo, p.Constraint, p.Chosen)
@@ -213,14 +216,14 @@ func readValidated(ctx context.Context, reg *resolve.Registry, ref string, secre
 
 // violationFindings: what validate finds in a new package's target, which
 // Crossplane would refuse or install broken.
-func violationFindings(target string, vs []xpkg.Violation) []Finding {
-	var out []Finding
+func violationFindings(target string, vs []xpkg.Violation) []findings.Finding {
+	var out []findings.Finding
 	for _, v := range vs {
 		what := v.Message
 		if v.Object != "" {
 			what = v.Object + ": " + what
 		}
-		out = append(out, Finding{Rule: RuleInvalidPackage, Severity: Blocking, Object: target,
+		out = append(out, findings.Finding{Rule: findings.RuleInvalidPackage, Severity: findings.Blocking, Object: target,
 			Message: fmt.Sprintf("%s is invalid (kubectl xpkg validate %s): %s [%s]", target, target, what, v.Rule)})
 	}
 	return out

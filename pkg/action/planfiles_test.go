@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
@@ -42,10 +44,10 @@ func TestOverlaid(t *testing.T) {
 		got[2].Source != fnRepo || lock[1].Version != "v1.0.0" {
 		t.Errorf("overlaid %+v (the Lock read: %+v)", got, lock)
 	}
-	if fs := dependentFindings(got, nil, nopRepo, "v0.4.0"); len(fs) != 0 {
+	if fs := diagnose.DependentFindings(got, nil, nopRepo, "v0.4.0"); len(fs) != 0 {
 		t.Errorf("the dependent's new constraint admits v0.4.0, yet: %+v", fs)
 	}
-	if fs := dependentFindings(lock, nil, nopRepo, "v0.4.0"); len(fs) != 1 || !strings.Contains(fs[0].Message, "<v0.3.0") {
+	if fs := diagnose.DependentFindings(lock, nil, nopRepo, "v0.4.0"); len(fs) != 1 || !strings.Contains(fs[0].Message, "<v0.3.0") {
 		t.Errorf("the old constraint excludes v0.4.0: %+v", fs)
 	}
 }
@@ -67,7 +69,7 @@ func TestPlanFilesRequestsDoNotGrowWithManifests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(fp.Plans) != n || fp.Plans[0].Action != ActionUpdate || fp.Plans[0].Findings[0].Rule != RuleSpecChange {
+		if len(fp.Plans) != n || fp.Plans[0].Action != ActionUpdate || fp.Plans[0].Findings[0].Rule != findings.RuleSpecChange {
 			t.Fatalf("plans %+v", fp.Plans)
 		}
 		return requests(dyn.Actions())
@@ -104,8 +106,8 @@ func TestClosure(t *testing.T) {
 	root := &xpkg.Meta{DependsOn: []xpkg.Dependency{{Kind: "provider", Package: reg.Host + "/org/a", Version: ">=v1.0.0"}}}
 	cl := resolve.NewClosure(context.Background(), resolve.Direct(source.Options{}), nil, xpkg.DefaultLimits)
 	fs := closureFindings(cl.Below("cfg:v1", root, lock))
-	if len(fs) != 2 || fs[0].Severity != Blocking || !strings.Contains(fs[0].Message, "cfg:v1 → "+reg.Host+"/org/a:v1.0.0 needs "+reg.Host+"/org/b >=v2.0.0, and no version of it in its registry matches") ||
-		fs[1].Severity != Blocking || !strings.Contains(fs[1].Message, "needs "+reg.Host+"/org/d <v1.0.0, but v1.5.0 is what runs") {
+	if len(fs) != 2 || fs[0].Severity != findings.Blocking || !strings.Contains(fs[0].Message, "cfg:v1 → "+reg.Host+"/org/a:v1.0.0 needs "+reg.Host+"/org/b >=v2.0.0, and no version of it in its registry matches") ||
+		fs[1].Severity != findings.Blocking || !strings.Contains(fs[1].Message, "needs "+reg.Host+"/org/d <v1.0.0, but v1.5.0 is what runs") {
 		t.Errorf("findings %+v", fs)
 	}
 	ok := &xpkg.Meta{DependsOn: []xpkg.Dependency{{Kind: "provider", Package: reg.Host + "/org/a", Version: "<v1.0.0"}}}
@@ -126,7 +128,7 @@ func TestReadValidated(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := violationFindings(ref, c.Violations)
-	if c.Meta == nil || c.Meta.Name() != "provider-bad" || len(fs) != 1 || fs[0].Severity != Blocking || fs[0].Rule != RuleInvalidPackage ||
+	if c.Meta == nil || c.Meta.Name() != "provider-bad" || len(fs) != 1 || fs[0].Severity != findings.Blocking || fs[0].Rule != findings.RuleInvalidPackage ||
 		!strings.Contains(fs[0].Message, "supported") {
 		t.Errorf("meta %v, findings %+v", c.Meta, fs)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
@@ -97,13 +98,13 @@ func TestPlanMarksReadsPastABrokenPullSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := findings(plan, RulePullSecret)
+	fs := planFindings(plan, findings.RulePullSecret)
 	if len(fs) != 2 {
 		t.Fatalf("pull-secret findings %+v; want one for each package read", plan.Findings)
 	}
 	for i, ref := range []string{h + "/org/provider-nop:v0.2.1", h + "/org/provider-nop:v0.4.0"} {
 		f := fs[i]
-		if f.Severity != Warning || f.Object != "ImageConfig org-creds" ||
+		if f.Severity != findings.Warning || f.Object != "ImageConfig org-creds" ||
 			!strings.HasPrefix(f.Message, ref+" was read with your own registry credentials: the pull secret gone of ImageConfig org-creds could not be read (") {
 			t.Errorf("finding %+v", f)
 		}

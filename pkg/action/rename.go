@@ -13,13 +13,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
-// ActionRename names rename among the verbs of Rules.
-const ActionRename = "rename"
+// ActionRename names rename among the verbs of findings.Rules.
+const ActionRename = installed.OperationRename
 
 // Rename gives an installed package another name, by default the one
 // Crossplane's resolver gives its repository, keeping every object its
@@ -122,7 +124,7 @@ func (r *Rename) Plan(ctx context.Context, arg string) (*RenamePlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	newName := cmp.Or(r.To, resolverName(repo))
+	newName := cmp.Or(r.To, diagnose.ResolverName(repo))
 	if op != nil {
 		if err := r.sameRename(old, op); err != nil {
 			return nil, err
@@ -135,8 +137,8 @@ func (r *Rename) Plan(ctx context.Context, arg string) (*RenamePlan, error) {
 		fmt.Fprintf(r.cfg.Events.progress(), "%s already has the name %s: nothing to do\n", old.KindName(), newName)
 		return nil, nil
 	}
-	s := readState(ctx, c)
-	s.readObjects(ctx, c, r.cfg.XPNamespace)
+	s := diagnose.Read(ctx, c)
+	s.ReadObjects(ctx, c, r.cfg.XPNamespace)
 	rp := &RenamePlan{Plan: NewPlan(ActionRename, old.KindName(), old.Name, installed.KindName(old.Kind, newName)),
 		old: old, newName: newName, source: repo, Steps: []string{}, Objects: []string{}}
 	if op != nil {
@@ -145,14 +147,14 @@ func (r *Rename) Plan(ctx context.Context, arg string) (*RenamePlan, error) {
 		}
 	}
 	rp.ready = c.Dialect().Readiness(old)
-	rp.revs = s.revisionsOf(old)
+	rp.revs = s.RevisionsOf(old)
 	if err := r.inventory(ctx, c, s, rp); err != nil {
 		return nil, err
 	}
 	if err := r.countLive(ctx, c, rp); err != nil {
 		return nil, err
 	}
-	rp.Crossplane = s.version()
+	rp.Crossplane = s.CrossplaneVersion()
 	r.judge(s, rp)
 	rp.Steps = rp.steps()
 	return rp, nil
@@ -174,7 +176,7 @@ func (r *Rename) countLive(ctx context.Context, c *cluster.Cluster, rp *RenamePl
 // judge makes the plan's findings. A rename resumed starts from what the
 // one cut short left, which is neither healthy nor free: only what would
 // undo it as it goes on is judged.
-func (r *Rename) judge(s *state, rp *RenamePlan) {
+func (r *Rename) judge(s *diagnose.State, rp *RenamePlan) {
 	if rp.Resume != nil {
 		rp.add(resumeFinding(rp))
 		rp.add(gitOpsFindings(rp.old)...)
@@ -208,7 +210,7 @@ func WriteRenamePlan(w io.Writer, rp *RenamePlan) error {
 	case rp.Resume != nil:
 		head = fmt.Sprintf("Plan: finish rename %s of %s to %s", rp.Resume.ID, rp.Package, rp.To)
 	}
-	if err := writeFindings(w, head, rp.Plan); err != nil {
+	if err := findings.Write(w, head, rp.Findings); err != nil {
 		return err
 	}
 	var sb strings.Builder

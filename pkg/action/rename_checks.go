@@ -9,6 +9,8 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/releases"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
@@ -16,10 +18,10 @@ import (
 // the old one is, installed, healthy and in control, so it starts only
 // from a package that is: not paused, not being deleted, with an active,
 // healthy current revision, and from a complete read of the state.
-func (r *Rename) stateFindings(s *state, rp *RenamePlan) []Finding {
+func (r *Rename) stateFindings(s *diagnose.State, rp *RenamePlan) []findings.Finding {
 	p := rp.old
 	var why []string
-	for _, u := range s.unread {
+	for _, u := range s.Unread() {
 		why = append(why, "what it needs could not be read ("+u+")")
 	}
 	if p.Object.GetDeletionTimestamp() != nil {
@@ -28,11 +30,11 @@ func (r *Rename) stateFindings(s *state, rp *RenamePlan) []Finding {
 	if p.Object.GetAnnotations()[cluster.PausedAnnotation] == "true" {
 		why = append(why, "it is paused ("+cluster.PausedAnnotation+")")
 	}
-	cur := s.revByName[p.CurrentRevision]
+	cur := s.Revision(p.CurrentRevision)
 	switch {
 	case cur == nil:
 		why = append(why, "it has no current revision")
-	case !isActive(cur):
+	case !cur.IsActive():
 		why = append(why, fmt.Sprintf("its current revision %s is not active (activate it first: kubectl xpkg upgrade %s --activate)", cur.Name, p.KindName()))
 	}
 	if rd := rp.ready; !rd.Ready {
@@ -41,7 +43,7 @@ func (r *Rename) stateFindings(s *state, rp *RenamePlan) []Finding {
 	if len(why) == 0 {
 		return nil
 	}
-	return []Finding{{Rule: RuleRenameState, Severity: Blocking, Object: p.KindName(),
+	return []findings.Finding{{Rule: findings.RuleRenameState, Severity: findings.Blocking, Object: p.KindName(),
 		Message: fmt.Sprintf("%s cannot be renamed as it stands: %s; a rename checks its work by the new package ending installed, healthy and in control", p.KindName(), strings.Join(why, "; "))}}
 }
 
@@ -50,47 +52,45 @@ func (r *Rename) stateFindings(s *state, rp *RenamePlan) []Finding {
 // the Lock and the new one entering it, the resolver installs a missing
 // dependency under its own name, and only a package already there under
 // that name (the paused new one) stops it.
-func (r *Rename) targetFindings(s *state, rp *RenamePlan) []Finding {
+func (r *Rename) targetFindings(s *diagnose.State, rp *RenamePlan) []findings.Finding {
 	p, name := rp.old, rp.newName
 	obj := installed.KindName(p.Kind, name)
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return []Finding{{Rule: RuleRenameTarget, Severity: Blocking, Object: obj, Message: fmt.Sprintf("%s is no valid package name: %s", name, strings.Join(errs, "; "))}}
+		return []findings.Finding{{Rule: findings.RuleRenameTarget, Severity: findings.Blocking, Object: obj, Message: fmt.Sprintf("%s is no valid package name: %s", name, strings.Join(errs, "; "))}}
 	}
-	if taken := s.pkgByKey[obj]; taken != nil {
-		return []Finding{{Rule: RuleRenameTarget, Severity: Blocking, Object: obj,
+	if taken := s.Package(obj); taken != nil {
+		return []findings.Finding{{Rule: findings.RuleRenameTarget, Severity: findings.Blocking, Object: obj,
 			Message: fmt.Sprintf("%s exists already (it installs %s): give another name, or delete it first", obj, taken.Source)}}
 	}
-	for _, lp := range installed.Dependents(s.lock, rp.source) {
-		if d, _ := s.owner(lp.Name); d != nil && !slices.Contains(rp.dependents, d) {
+	for _, lp := range installed.Dependents(s.Lock(), rp.source) {
+		if d, _ := s.Owner(lp.Name); d != nil && !slices.Contains(rp.dependents, d) {
 			rp.dependents = append(rp.dependents, d)
 		}
 	}
 	rp.Dependents = dependentNames(rp.dependents)
-	want := resolverName(rp.source)
+	want := diagnose.ResolverName(rp.source)
 	if len(rp.dependents) == 0 || name == want {
 		return nil
 	}
-	return []Finding{{Rule: RuleTwinName, Severity: Blocking, Object: obj,
+	return []findings.Finding{{Rule: findings.RuleTwinName, Severity: findings.Blocking, Object: obj,
 		Message: fmt.Sprintf("%s depend(s) on %s, and Crossplane's resolver names it %s: while the rename hands it over, the Lock has no entry for it and the resolver installs %s/%s, a twin; rename it to %s (the default)",
-			shortList(rp.Dependents), rp.source, want, strings.ToLower(p.Kind), want, want)}}
+			diagnose.ShortList(rp.Dependents), rp.source, want, strings.ToLower(p.Kind), want, want)}}
 }
 
 // lockFindings are doctor's blocking findings about the Lock as a whole
 // (no package resolves while they stand) or about the package and what
 // it installed: the rename waits for the Lock to resolve, and hands over
 // what it installed.
-func (r *Rename) lockFindings(s *state, rp *RenamePlan) []Finding {
+func (r *Rename) lockFindings(s *diagnose.State, rp *RenamePlan) []findings.Finding {
 	ours := map[string]bool{rp.old.KindName(): true, "lock/lock": true}
 	for _, o := range rp.objects {
 		ours[o.name] = true
 		ours[o.obj] = true
 	}
-	var out []Finding
-	for _, rule := range []func() []Finding{s.duplicateNodes, s.unresolved, s.controlConflicts, s.storedUndefined, s.objectsMissing} {
-		for _, f := range rule() {
-			if f.Severity == Blocking && (ours[f.Object] || f.Rule == RuleDuplicateLockNode || f.Rule == RuleDependencyUnresolved) {
-				out = append(out, f)
-			}
+	var out []findings.Finding
+	for _, f := range s.HandOver() {
+		if ours[f.Object] || f.Rule == findings.RuleDuplicateLockNode || f.Rule == findings.RuleDependencyUnresolved {
+			out = append(out, f)
 		}
 	}
 	return out
@@ -104,7 +104,7 @@ var renameReleases = []string{"v2.3", "v2.4"}
 
 // releaseFinding: the order of the rename is what these releases need;
 // another release may hand objects over otherwise.
-func releaseFinding(rp *RenamePlan) []Finding {
+func releaseFinding(rp *RenamePlan) []findings.Finding {
 	v := rp.Crossplane
 	if r, err := releases.Parse(v); err == nil && slices.Contains(renameReleases, fmt.Sprintf("v%d.%d", r.Major(), r.Minor())) {
 		return nil
@@ -113,7 +113,7 @@ func releaseFinding(rp *RenamePlan) []Finding {
 	if v != "" {
 		what = "Crossplane " + v + " runs"
 	}
-	return []Finding{{Rule: RuleRenameRelease, Severity: Blocking, Object: rp.Package,
+	return []findings.Finding{{Rule: findings.RuleRenameRelease, Severity: findings.Blocking, Object: rp.Package,
 		Message: fmt.Sprintf("%s: rename knows how Crossplane %s hand objects between packages, and no other release", what, strings.Join(renameReleases, " and "))}}
 }
 
@@ -131,10 +131,10 @@ var gitOpsMarks = []struct{ key, tool string }{
 // gitOpsFindings: a package a GitOps tool manages comes back under its
 // old name after the rename: two packages of one source, and every
 // package unhealthy.
-func gitOpsFindings(p *installed.Package) []Finding {
+func gitOpsFindings(p *installed.Package) []findings.Finding {
 	for _, m := range gitOpsMarks {
 		if p.Object.GetLabels()[m.key] != "" || p.Object.GetAnnotations()[m.key] != "" {
-			return []Finding{{Rule: RuleRenameGitOps, Severity: Blocking, Object: p.KindName(),
+			return []findings.Finding{{Rule: findings.RuleRenameGitOps, Severity: findings.Blocking, Object: p.KindName(),
 				Message: fmt.Sprintf("%s is managed by %s (%s): it would install it again under its old name, a twin that takes every package down; suspend its sync, rename, change the name in the source it syncs, then resume (or pass --force)", p.KindName(), m.tool, m.key)}}
 		}
 	}
@@ -149,7 +149,7 @@ func isGitOpsMark(key string) bool {
 
 // handOverFindings say what the package manager does with the objects on
 // the running release, and what stops meanwhile.
-func handOverFindings(rp *RenamePlan) []Finding {
+func handOverFindings(rp *RenamePlan) []findings.Finding {
 	p := rp.old
 	var crds, mrds, other int
 	for _, o := range rp.objects {
@@ -165,13 +165,13 @@ func handOverFindings(rp *RenamePlan) []Finding {
 	v := rp.Crossplane
 	msg := fmt.Sprintf("%s installed %d CRDs, %d MRDs and %d other objects (%d live objects of their kinds); Crossplane %s hands an object to another package's revision only once released, so %s is paused and its revision deactivated: it leaves the Lock and releases control (its owner reference stays, so nothing is deleted; rename releases what its status.objectRefs misses); then %s's revision takes control of each; an MRD keeps control of its CRD throughout. Not Manual activation: on v2.4 the edit that sets it makes another revision, which enters the Lock beside the running one",
 		p.KindName(), crds, mrds, other, rp.Live, orUnknown(v), p.KindName(), rp.To)
-	out := []Finding{{Rule: RuleRenameHandOver, Severity: Info, Object: p.KindName(), Count: count(int64(len(rp.objects))), Message: msg}}
+	out := []findings.Finding{{Rule: findings.RuleRenameHandOver, Severity: findings.Info, Object: p.KindName(), Count: findings.Count(int64(len(rp.objects))), Message: msg}}
 	if len(rp.dependents) > 0 {
-		out = append(out, Finding{Rule: RuleRenameHandOver, Severity: Info, Object: p.KindName(), Count: count(int64(len(rp.dependents))),
-			Message: fmt.Sprintf("%s depend(s) on it: until %s enters the Lock their dependency is missing and they report it; the resolver finds %s already there (paused) and installs nothing", shortList(rp.Dependents), rp.To, rp.To)})
+		out = append(out, findings.Finding{Rule: findings.RuleRenameHandOver, Severity: findings.Info, Object: p.KindName(), Count: findings.Count(int64(len(rp.dependents))),
+			Message: fmt.Sprintf("%s depend(s) on it: until %s enters the Lock their dependency is missing and they report it; the resolver finds %s already there (paused) and installs nothing", diagnose.ShortList(rp.Dependents), rp.To, rp.To)})
 	}
-	if runtimeKind(p.Kind) {
-		out = append(out, Finding{Rule: RuleRuntimeRestart, Severity: Info, Object: p.KindName(),
+	if installed.HasRuntime(p.Kind) {
+		out = append(out, findings.Finding{Rule: findings.RuleRuntimeRestart, Severity: findings.Info, Object: p.KindName(),
 			Message: fmt.Sprintf("the runtime of %s stops when its revision is deactivated, and %s's starts only after: nothing reconciles its kinds in between, and its webhooks answer from %s's Service once it runs", p.KindName(), rp.To, rp.newName)})
 	}
 	return out
@@ -195,11 +195,11 @@ func (rp *RenamePlan) steps() []string {
 		why = "it holds the name the resolver would install the dependency under"
 	}
 	stopped, healthy := "", ""
-	if runtimeKind(p.Kind) {
+	if installed.HasRuntime(p.Kind) {
 		stopped = " and its runtime has stopped"
 	}
 	if len(rp.dependents) > 0 {
-		healthy = fmt.Sprintf(", and its dependents (%s) are healthy", shortList(rp.Dependents))
+		healthy = fmt.Sprintf(", and its dependents (%s) are healthy", diagnose.ShortList(rp.Dependents))
 	}
 	return []string{
 		fmt.Sprintf("create %s paused (%s), with the spec of %s: %s", to, cluster.PausedAnnotation, p.KindName(), why),
@@ -214,7 +214,7 @@ func (rp *RenamePlan) steps() []string {
 func revisionNames(revs []*installed.Revision) string {
 	var names []string
 	for _, r := range revs {
-		if isActive(r) {
+		if r.IsActive() {
 			names = append(names, "revision "+r.Name)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
@@ -63,7 +64,7 @@ func (h *handOver) verify(ctx context.Context) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%d objects %s installed are gone: %s", len(missing), h.rp.Package, shortList(missing))
+		return fmt.Errorf("%d objects %s installed are gone: %s", len(missing), h.rp.Package, diagnose.ShortList(missing))
 	}
 	counts, err := h.c.CountAll(ctx, h.rp.counted)
 	if err != nil {

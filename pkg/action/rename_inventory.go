@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
@@ -18,7 +19,7 @@ import (
 // them as owner (objectRefs can be lost, and the package manager releases
 // only what they name). The CRDs among them, and those the MRDs define,
 // are what the rename counts live objects of.
-func (r *Rename) inventory(ctx context.Context, c *cluster.Cluster, s *state, rp *RenamePlan) error {
+func (r *Rename) inventory(ctx context.Context, c *cluster.Cluster, s *diagnose.State, rp *RenamePlan) error {
 	revUIDs, current := map[string]bool{}, map[string]bool{}
 	for _, rev := range rp.revs {
 		revUIDs[rev.UID()] = true
@@ -26,9 +27,10 @@ func (r *Rename) inventory(ctx context.Context, c *cluster.Cluster, s *state, rp
 			current[rev.UID()] = true
 		}
 	}
+	defs := s.Definitions()
 	seen := map[string]bool{}
-	for i := range s.defs {
-		d := &s.defs[i]
+	for i := range defs {
+		d := &defs[i]
 		owned, controlled := ownedBy(d.Owners, revUIDs)
 		if !owned {
 			continue
@@ -41,7 +43,7 @@ func (r *Rename) inventory(ctx context.Context, c *cluster.Cluster, s *state, rp
 		if err != nil {
 			return err
 		}
-		o := ownedObject{name: defObject(d.Resource, d.Name), gvr: gvr, obj: d.Name, uid: d.UID, controlled: controlled, crd: d.CRD}
+		o := ownedObject{name: diagnose.DefinitionObject(d.Resource, d.Name), gvr: gvr, obj: d.Name, uid: d.UID, controlled: controlled, crd: d.CRD}
 		seen[o.name] = true
 		rp.objects = append(rp.objects, o)
 	}
@@ -59,8 +61,8 @@ func (r *Rename) inventory(ctx context.Context, c *cluster.Cluster, s *state, rp
 	for _, o := range rp.objects {
 		defined[o.uid] = true
 	}
-	for i := range s.defs {
-		d := &s.defs[i]
+	for i := range defs {
+		d := &defs[i]
 		if owned, _ := ownedBy(d.Owners, defined); owned && d.CRD != nil && !defined[d.UID] {
 			rp.counted = append(rp.counted, d.CRD)
 		}
@@ -191,7 +193,7 @@ func (h *handOver) listDefinitions(ctx context.Context, res string, out map[stri
 		return err
 	}
 	for _, d := range defs {
-		out[defObject(d.Resource, d.Name)] = objectNow{uid: d.UID, owners: d.Owners}
+		out[diagnose.DefinitionObject(d.Resource, d.Name)] = objectNow{uid: d.UID, owners: d.Owners}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
@@ -123,7 +124,7 @@ func (h *handOver) undoRecorded(ctx context.Context) error {
 	}
 	if err := h.undoAll(ctx); err != nil {
 		return exit.WithCode(exit.RollbackFailed, fmt.Errorf("undo of rename %s of %s to %s failed: %w; both packages record where it stopped: kubectl xpkg doctor shows where they stand, and %s goes on undoing it",
-			op.ID, h.rp.Package, h.rp.To, err, renameCommand(op, true)))
+			op.ID, h.rp.Package, h.rp.To, err, diagnose.RenameCommand(op, true)))
 	}
 	return nil
 }
@@ -132,7 +133,7 @@ func (h *handOver) undoRecorded(ctx context.Context) error {
 func isActiveNamed(revs []*installed.Revision, name string) bool {
 	for _, r := range revs {
 		if r.Name == name {
-			return isActive(r)
+			return r.IsActive()
 		}
 	}
 	return false
@@ -225,7 +226,7 @@ func (h *handOver) checkInactive(ctx context.Context) error {
 		return nil
 	}
 	for _, r := range revs {
-		if isActive(r) {
+		if r.IsActive() {
 			return &anotherWriter{what: fmt.Sprintf("revision %s of %s was activated again", r.Name, h.rp.Package)}
 		}
 	}

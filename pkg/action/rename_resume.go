@@ -6,22 +6,15 @@ import (
 	"strings"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 // A rename run again with the same arguments finds the record a run cut
 // short left (installed.OperationAnnotation) and finishes it, or with
 // --undo (or when the record says an undo had begun) undoes it.
-
-// renameCommand is the command that resumes (or, undo, undoes) op.
-func renameCommand(op *installed.Operation, undo bool) string {
-	cmd := fmt.Sprintf("kubectl xpkg rename %s %s", op.From, op.NewName())
-	if undo {
-		cmd += " --undo"
-	}
-	return cmd + " --yes"
-}
 
 // sameRename: the record on old is a rename of old, to the name given
 // (if one is).
@@ -33,18 +26,18 @@ func (r *Rename) sameRename(old *installed.Package, op *installed.Operation) err
 	case op.Operation != ActionRename:
 		return usage("%s is in the middle of %s %s (%s): finish that first", old.KindName(), op.Operation, op.ID, installed.OperationAnnotation)
 	case op.From != old.KindName():
-		return usage("%s is the new package of rename %s of %s: finish it with %s, or undo it with %s", old.KindName(), op.ID, op.From, renameCommand(op, false), renameCommand(op, true))
+		return usage("%s is the new package of rename %s of %s: finish it with %s, or undo it with %s", old.KindName(), op.ID, op.From, diagnose.RenameCommand(op, false), diagnose.RenameCommand(op, true))
 	case r.To != "" && r.To != op.NewName():
-		return usage("%s is in the middle of rename %s to %s, not to %s: finish it with %s, or undo it with %s", old.KindName(), op.ID, op.To, r.To, renameCommand(op, false), renameCommand(op, true))
+		return usage("%s is in the middle of rename %s to %s, not to %s: finish it with %s, or undo it with %s", old.KindName(), op.ID, op.To, r.To, diagnose.RenameCommand(op, false), diagnose.RenameCommand(op, true))
 	}
 	return nil
 }
 
 // resumeFrom makes rp the plan that finishes (or undoes) the rename op
 // records: the new package, if made, must carry the same record.
-func (r *Rename) resumeFrom(s *state, rp *RenamePlan, op *installed.Operation) error {
+func (r *Rename) resumeFrom(s *diagnose.State, rp *RenamePlan, op *installed.Operation) error {
 	rec := op
-	if p := s.pkgByKey[installed.KindName(rp.old.Kind, rp.newName)]; p != nil {
+	if p := s.Package(installed.KindName(rp.old.Kind, rp.newName)); p != nil {
 		pop, _ := installed.ReadOperation(p)
 		if pop == nil || pop.ID != op.ID {
 			return fmt.Errorf("%s records rename %s to %s, but %s is not that rename's (it carries no record of it): delete the record from %s (kubectl annotate %s %s-) once you know which package is which",
@@ -87,7 +80,7 @@ func (r *Rename) planLeftOver(ctx context.Context, c *cluster.Cluster, arg strin
 }
 
 // resumeFinding says what the run does with the rename cut short.
-func resumeFinding(rp *RenamePlan) Finding {
+func resumeFinding(rp *RenamePlan) findings.Finding {
 	op := rp.Resume
 	at := fmt.Sprintf("step %d of %d (%s)", op.Step, op.Of, op.StepName)
 	what := "this run finishes it: each step finds done what the run cut short did"
@@ -97,7 +90,7 @@ func resumeFinding(rp *RenamePlan) Finding {
 	if rp.leftOver {
 		what = "the old package is deleted already: " + what
 	}
-	return Finding{Rule: RuleUnfinishedOperation, Severity: Info, Object: rp.Package,
+	return findings.Finding{Rule: findings.RuleUnfinishedOperation, Severity: findings.Info, Object: rp.Package,
 		Message: fmt.Sprintf("%s carries the record of rename %s to %s, cut short at %s; %s", rp.Package, op.ID, rp.To, at, what)}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
@@ -79,8 +80,8 @@ func TestRenameResumePlan(t *testing.T) {
 		if rp.Resume == nil || rp.Resume.Step != step || rp.created == nil || rp.Undo || rp.Blocking() {
 			t.Fatalf("step %d: plan resume %+v, created %v, undo %v, findings %+v", step, rp.Resume, rp.created, rp.Undo, rp.Findings)
 		}
-		f := findings(rp.Plan, RuleUnfinishedOperation)
-		if len(f) != 1 || f[0].Severity != Info || !strings.Contains(f[0].Message, "this run finishes it") {
+		f := planFindings(rp.Plan, findings.RuleUnfinishedOperation)
+		if len(f) != 1 || f[0].Severity != findings.Info || !strings.Contains(f[0].Message, "this run finishes it") {
 			t.Errorf("step %d: findings %+v", step, rp.Findings)
 		}
 		if len(rp.Objects) != 2 {
@@ -270,25 +271,25 @@ func TestDoctorHalfRenamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		RuleUnfinishedOperation: "kubectl xpkg rename provider/fam-custom org-provider-family-x --undo --yes",
-		RulePackagePaused:       "provider/fam-custom is paused",
-		RuleNoRevision:          "provider/org-provider-family-x has no revision",
-		RuleDuplicatePackage:    "provider/fam-custom (paused), provider/org-provider-family-x (paused) install " + famRepo,
-		RuleInactiveRevision:    "provider/member-a depend(s) on it",
+		findings.RuleUnfinishedOperation: "kubectl xpkg rename provider/fam-custom org-provider-family-x --undo --yes",
+		findings.RulePackagePaused:       "provider/fam-custom is paused",
+		findings.RuleNoRevision:          "provider/org-provider-family-x has no revision",
+		findings.RuleDuplicatePackage:    "provider/fam-custom (paused), provider/org-provider-family-x (paused) install " + famRepo,
+		findings.RuleInactiveRevision:    "provider/member-a depend(s) on it",
 	}
 	for rule, says := range want {
-		f := findings(&Plan{Findings: rep.Findings}, rule)
+		f := planFindings(&Plan{Findings: rep.Findings}, rule)
 		if len(f) == 0 || !strings.Contains(f[0].Message, says) {
 			t.Errorf("%s: %+v; want one saying %q", rule, f, says)
 		}
 	}
-	for _, f := range findings(&Plan{Findings: rep.Findings}, RuleUnfinishedOperation) {
-		if f.Severity != Blocking || !strings.Contains(f.Message, "step 3 of 6") || !strings.Contains(f.Message, "kubectl xpkg rename provider/fam-custom org-provider-family-x --yes") {
+	for _, f := range planFindings(&Plan{Findings: rep.Findings}, findings.RuleUnfinishedOperation) {
+		if f.Severity != findings.Blocking || !strings.Contains(f.Message, "step 3 of 6") || !strings.Contains(f.Message, "kubectl xpkg rename provider/fam-custom org-provider-family-x --yes") {
 			t.Errorf("unfinished-operation %+v", f)
 		}
 	}
-	for _, f := range findings(&Plan{Findings: rep.Findings}, RuleInactiveRevision) {
-		if f.Severity != Blocking {
+	for _, f := range planFindings(&Plan{Findings: rep.Findings}, findings.RuleInactiveRevision) {
+		if f.Severity != findings.Blocking {
 			t.Errorf("inactive-revision with a dependent: %s", f.Severity)
 		}
 	}
@@ -311,20 +312,20 @@ func TestDoctorPausedAndTwins(t *testing.T) {
 	}
 	p := &Plan{Findings: rep.Findings}
 	for rule, says := range map[string]string{
-		RulePackagePaused:    "unpause it: kubectl annotate provider fam-custom crossplane.io/paused-",
-		RuleDuplicatePackage: "Crossplane's resolver keeps provider/org-provider-family-x",
-		RuleNoRevision:       "the package manager has made none",
-		RuleInactiveRevision: "it is paused, so the package manager activates none",
+		findings.RulePackagePaused:    "unpause it: kubectl annotate provider fam-custom crossplane.io/paused-",
+		findings.RuleDuplicatePackage: "Crossplane's resolver keeps provider/org-provider-family-x",
+		findings.RuleNoRevision:       "the package manager has made none",
+		findings.RuleInactiveRevision: "it is paused, so the package manager activates none",
 	} {
-		f := findings(p, rule)
+		f := planFindings(p, rule)
 		if len(f) != 1 || !strings.Contains(f[0].Message, says) {
 			t.Errorf("%s: %+v; want one saying %q", rule, f, says)
 		}
 	}
-	if f := findings(p, RuleInactiveRevision); len(f) == 1 && f[0].Severity != Warning {
+	if f := planFindings(p, findings.RuleInactiveRevision); len(f) == 1 && f[0].Severity != findings.Warning {
 		t.Errorf("inactive-revision with no dependent: %s", f[0].Severity)
 	}
-	if len(findings(p, RuleUnfinishedOperation)) != 0 {
+	if len(planFindings(p, findings.RuleUnfinishedOperation)) != 0 {
 		t.Error("unfinished-operation without a record")
 	}
 }
@@ -341,8 +342,8 @@ func TestDoctorUnfinishedFamilyUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := findings(&Plan{Findings: rep.Findings}, RuleUnfinishedOperation)
-	if len(f) != 1 || f[0].Severity != Blocking || !strings.Contains(f[0].Message, "finish it: kubectl xpkg upgrade --family provider-family-x v1.1.0") ||
+	f := planFindings(&Plan{Findings: rep.Findings}, findings.RuleUnfinishedOperation)
+	if len(f) != 1 || f[0].Severity != findings.Blocking || !strings.Contains(f[0].Message, "finish it: kubectl xpkg upgrade --family provider-family-x v1.1.0") ||
 		!strings.Contains(f[0].Message, "kubectl xpkg rollback provider/fam (to "+famRepo+":v1.0.0)") {
 		t.Errorf("findings %+v", f)
 	}

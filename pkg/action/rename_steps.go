@@ -128,7 +128,7 @@ func (h *handOver) letGo(ctx context.Context, pkg string, revs map[string]string
 				pending = append(pending, fmt.Sprintf("the Lock's entry %s (revision %s)", lp.Source, lp.Name))
 			}
 		}
-		if runtimeKind(h.rp.old.Kind) {
+		if installed.HasRuntime(h.rp.old.Kind) {
 			deps, err := h.c.RuntimeDeployments(ctx, h.r.cfg.namespace(), uids)
 			if err != nil {
 				return nil, err

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 )
 
 const famRepo = "r.example.org/org/provider-family-x"
@@ -88,7 +89,7 @@ func TestRenamePlan(t *testing.T) {
 	if strings.Join(rp.Dependents, ",") != "provider/member-a" || rp.Crossplane != "v2.4.2" {
 		t.Errorf("dependents %v, release %q", rp.Dependents, rp.Crossplane)
 	}
-	f := findings(rp.Plan, RuleRenameHandOver)
+	f := planFindings(rp.Plan, findings.RuleRenameHandOver)
 	if len(f) != 2 || !strings.Contains(f[0].Message, "installed 2 CRDs, 0 MRDs and 0 other objects") || !strings.Contains(f[1].Message, "provider/member-a depend(s) on it") {
 		t.Errorf("hand-over findings %+v", f)
 	}
@@ -110,17 +111,17 @@ func TestRenamePlanRefuses(t *testing.T) {
 		name, to, rule, says string
 		objs                 []*unstructured.Unstructured
 	}{
-		{"another custom name with dependents", "fam-other", RuleTwinName, "the resolver installs provider/org-provider-family-x, a twin", base},
-		{"the name taken", "", RuleRenameTarget, "provider/org-provider-family-x exists already", taken},
-		{"no name", "Not_A_Name", RuleRenameTarget, "is no valid package name", base},
-		{"the release unknown", "", RuleRenameRelease, "could not be read", noRelease},
-		{"a GitOps tool", "", RuleRenameGitOps, "managed by Argo CD", gitops},
-		{"not healthy", "", RuleRenameState, "not installed and healthy", unhealthy},
+		{"another custom name with dependents", "fam-other", findings.RuleTwinName, "the resolver installs provider/org-provider-family-x, a twin", base},
+		{"the name taken", "", findings.RuleRenameTarget, "provider/org-provider-family-x exists already", taken},
+		{"no name", "Not_A_Name", findings.RuleRenameTarget, "is no valid package name", base},
+		{"the release unknown", "", findings.RuleRenameRelease, "could not be read", noRelease},
+		{"a GitOps tool", "", findings.RuleRenameGitOps, "managed by Argo CD", gitops},
+		{"not healthy", "", findings.RuleRenameState, "not installed and healthy", unhealthy},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rp := renamePlan(t, tc.to, tc.objs...)
-			f := findings(rp.Plan, tc.rule)
-			if len(f) != 1 || f[0].Severity != Blocking || !strings.Contains(f[0].Message, tc.says) {
+			f := planFindings(rp.Plan, tc.rule)
+			if len(f) != 1 || f[0].Severity != findings.Blocking || !strings.Contains(f[0].Message, tc.says) {
 				t.Errorf("%s findings %+v, want one blocking saying %q", tc.rule, f, tc.says)
 			}
 			if rp.Refused() == nil {
@@ -165,9 +166,9 @@ func TestRenamePlanReadsTheReleaseAsClustersRecordIt(t *testing.T) {
 			objs := customFamily()
 			objs[len(objs)-1] = chartDeployment(tc.label, tc.image)
 			rp := renamePlan(t, "", objs...)
-			f := findings(rp.Plan, RuleRenameRelease)
+			f := planFindings(rp.Plan, findings.RuleRenameRelease)
 			if rp.Crossplane != tc.want || (len(f) > 0) != tc.refused {
-				t.Errorf("release %q, %s findings %+v; want %q, refused %v", rp.Crossplane, RuleRenameRelease, f, tc.want, tc.refused)
+				t.Errorf("release %q, %s findings %+v; want %q, refused %v", rp.Crossplane, findings.RuleRenameRelease, f, tc.want, tc.refused)
 			}
 			if tc.refused && (len(f) != 1 || !strings.Contains(f[0].Message, "Crossplane "+tc.want+" runs")) {
 				t.Errorf("refusal %+v", f)

@@ -105,7 +105,7 @@ func (r *Rollback) putBack(ctx context.Context, was, now *installed.Package) (*i
 func (r *Rollback) write(ctx context.Context, was, now *installed.Package) (*installed.Package, error) {
 	c := r.cfg.cluster
 	if r.paused {
-		if rev := currentRevision(ctx, c, was); rev != nil && !isActive(rev) {
+		if rev := currentRevision(ctx, c, was); rev != nil && !rev.IsActive() {
 			if err := c.Activate(ctx, rev); err != nil {
 				return nil, fmt.Errorf("activate revision %s: %w", rev.Name, err)
 			}

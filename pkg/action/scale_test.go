@@ -13,6 +13,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fakecluster"
@@ -134,13 +135,13 @@ func TestUpgradePlanRequestsDoNotGrowWithCRDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The version storedKind loses, and both of droppedKind's.
-	if f := findings(p, RuleStoredVersionDropped); len(f) != 3 || f[0].Object != manyName(storedKind) || f[1].Object != manyName(droppedKind) || f[2].Object != manyName(droppedKind) {
+	if f := planFindings(p, findings.RuleStoredVersionDropped); len(f) != 3 || f[0].Object != manyName(storedKind) || f[1].Object != manyName(droppedKind) || f[2].Object != manyName(droppedKind) {
 		t.Errorf("stored-version-dropped: %+v", f)
 	}
-	if f := findings(p, RuleLiveObjects); len(f) != 1 || f[0].Object != manyName(droppedKind) || f[0].Severity != Blocking || *f[0].Count != 1 {
+	if f := planFindings(p, findings.RuleLiveObjects); len(f) != 1 || f[0].Object != manyName(droppedKind) || f[0].Severity != findings.Blocking || *f[0].Count != 1 {
 		t.Errorf("live-objects: %+v", f)
 	}
-	if f := findings(p, RuleDependentConstraint); len(f) != 1 || f[0].Object != "configuration/configuration-many" {
+	if f := planFindings(p, findings.RuleDependentConstraint); len(f) != 1 || f[0].Object != "configuration/configuration-many" {
 		t.Errorf("dependent-constraint: %+v", f)
 	}
 	got := requests(dyn.Actions())
@@ -159,7 +160,7 @@ func TestUninstallPlanRequestsDoNotGrowWithCRDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := findings(up.Plan, RuleLiveObjects); len(f) != 1 || f[0].Object != manyName(droppedKind) {
+	if f := planFindings(up.Plan, findings.RuleLiveObjects); len(f) != 1 || f[0].Object != manyName(droppedKind) {
 		t.Errorf("live-objects: %+v", f)
 	}
 	got := requests(dyn.Actions())
@@ -206,12 +207,12 @@ func TestUpgradePlanBlocksWhatCrossplaneWouldRefuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := findings(p, RuleInvalidPackage); len(f) != 1 || f[0].Severity != Blocking || !strings.Contains(f[0].Message, "metadata.annotations[supported] is a boolean (true), not a string") {
+	if f := planFindings(p, findings.RuleInvalidPackage); len(f) != 1 || f[0].Severity != findings.Blocking || !strings.Contains(f[0].Message, "metadata.annotations[supported] is a boolean (true), not a string") {
 		t.Errorf("invalid-package: %+v", f)
 	}
-	deps := findings(p, RuleDependencyConstraint)
-	if len(deps) != 3 || deps[0].Severity != Blocking || !strings.Contains(deps[0].Message, "no version of it in its registry matches") || deps[1].Severity != Info ||
-		deps[2].Severity != Blocking || !strings.Contains(deps[2].Message, "its repository does not exist") {
+	deps := planFindings(p, findings.RuleDependencyConstraint)
+	if len(deps) != 3 || deps[0].Severity != findings.Blocking || !strings.Contains(deps[0].Message, "no version of it in its registry matches") || deps[1].Severity != findings.Info ||
+		deps[2].Severity != findings.Blocking || !strings.Contains(deps[2].Message, "its repository does not exist") {
 		t.Errorf("dependency-constraint: %+v", deps)
 	}
 }

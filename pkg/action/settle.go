@@ -102,7 +102,7 @@ func (o *Outdated) unmet(ctx context.Context, it *Item, meta *xpkg.Meta, byRepo 
 		if d.Version == "" {
 			continue
 		}
-		if ok, err := satisfies(d.Version, have); err != nil || ok {
+		if ok, err := versions.Satisfies(d.Version, have); err != nil || ok {
 			continue // a digest or no semantic version: the plan checks it
 		}
 		switch {
@@ -123,13 +123,13 @@ func (o *Outdated) unmet(ctx context.Context, it *Item, meta *xpkg.Meta, byRepo 
 // Current when Current does; false when neither does.
 func (it *Item) holdFor(dependent *Item, constraint string) bool {
 	for i := it.next; i < len(it.candidates); i++ {
-		if ok, err := satisfies(constraint, it.candidates[i].Name); err == nil && ok {
+		if ok, err := versions.Satisfies(constraint, it.candidates[i].Name); err == nil && ok {
 			it.held(dependent, constraint)
 			it.settleAt(i)
 			return true
 		}
 	}
-	if ok, err := satisfies(constraint, it.Current); err == nil && ok && it.Moves() {
+	if ok, err := versions.Satisfies(constraint, it.Current); err == nil && ok && it.Moves() {
 		it.held(dependent, constraint)
 		it.settleAt(len(it.candidates))
 		return true

@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
@@ -73,7 +75,7 @@ func (u *Uninstall) Plan(ctx context.Context, args []string) (*UninstallPlan, er
 		var explicit []*installed.Package
 		up.Dependencies, explicit = exclusiveDependencies(lock, all, up.Named)
 		for _, d := range up.Dependencies {
-			up.add(Finding{Rule: RuleDependents, Severity: Info, Object: d.KindName(),
+			up.add(findings.Finding{Rule: findings.RuleDependents, Severity: findings.Info, Object: d.KindName(),
 				Message: fmt.Sprintf("%s (%s) is needed by nothing else: uninstalling it too", d.KindName(), reference.Repository(d.Source))})
 		}
 		for _, d := range explicit {
@@ -98,17 +100,17 @@ func (up *UninstallPlan) all() []*installed.Package {
 
 // dependentsFindings: a named package another installed package (not
 // being removed too) depends on.
-func dependentsFindings(lock []installed.LockPackage, all, named []*installed.Package) []Finding {
+func dependentsFindings(lock []installed.LockPackage, all, named []*installed.Package) []findings.Finding {
 	removing := map[string]bool{}
 	for _, t := range named {
 		removing[reference.Repository(t.Source)] = true
 	}
-	var out []Finding
+	var out []findings.Finding
 	for _, t := range named {
 		var users []string
 		for _, d := range installed.Dependents(lock, reference.Repository(t.Source)) {
 			if !removing[reference.Repository(d.Source)] {
-				users = append(users, packageName(all, d.Source))
+				users = append(users, diagnose.PackageName(all, d.Source))
 			}
 		}
 		if len(users) == 0 {
@@ -118,7 +120,7 @@ func dependentsFindings(lock []installed.LockPackage, all, named []*installed.Pa
 		if len(users) > 1 {
 			them = "them"
 		}
-		out = append(out, Finding{Rule: RuleDependents, Severity: Blocking, Object: t.KindName(), Count: count(int64(len(users))),
+		out = append(out, findings.Finding{Rule: findings.RuleDependents, Severity: findings.Blocking, Object: t.KindName(), Count: findings.Count(int64(len(users))),
 			Message: fmt.Sprintf("%s is a dependency of %s: uninstall %s first", t.KindName(), strings.Join(users, ", "), them)})
 	}
 	return out
@@ -170,19 +172,19 @@ func exclusiveDependencies(lock []installed.LockPackage, all, named []*installed
 // package manager did not install, which --with-dependencies leaves. A
 // fact, not a danger: nothing it stops could go wrong, so it is INFO, and
 // the uninstall goes ahead without it.
-func explicitDependencyFinding(p *installed.Package) Finding {
+func explicitDependencyFinding(p *installed.Package) findings.Finding {
 	who := "no record of who set its package (no managedFields)"
 	if _, owners := installed.PackageOrigin(p.Object); len(owners) > 0 {
 		who = "its package was set by " + strings.Join(owners, ", ") + ", not only by the package manager"
 	}
-	return Finding{Rule: RuleExplicitDependency, Severity: Info, Object: p.KindName(),
+	return findings.Finding{Rule: findings.RuleExplicitDependency, Severity: findings.Info, Object: p.KindName(),
 		Message: fmt.Sprintf("%s (%s) is needed by nothing else but was installed explicitly (%s): --with-dependencies removes only what the package manager installed, so it stays; uninstall it by name to remove it too",
 			p.KindName(), reference.Repository(p.Source), who)}
 }
 
 // liveObjects counts the objects of every kind the package's current
 // revision defines.
-func (u *Uninstall) liveObjects(ctx context.Context, p *installed.Package) ([]Finding, error) {
+func (u *Uninstall) liveObjects(ctx context.Context, p *installed.Package) ([]findings.Finding, error) {
 	names, err := u.Cluster.DefinedCRDs(ctx, p)
 	if err != nil {
 		return nil, err
@@ -191,14 +193,14 @@ func (u *Uninstall) liveObjects(ctx context.Context, p *installed.Package) ([]Fi
 	if err != nil {
 		return nil, err
 	}
-	live, err := countLive(ctx, u.Cluster, crds, names)
+	live, err := diagnose.CountLive(ctx, u.Cluster, crds, names)
 	if err != nil {
 		return nil, err
 	}
-	var out []Finding
+	var out []findings.Finding
 	for _, l := range live {
-		out = append(out, Finding{Rule: RuleLiveObjects, Severity: Blocking, Object: l.crd.Name, Count: count(l.n.N),
-			Message: fmt.Sprintf("%s (CRD %s): uninstalling %s deletes the definition and them with it; delete them first", objectsExist(l.n, l.crd.Kind), l.crd.Name, p.KindName())})
+		out = append(out, findings.Finding{Rule: findings.RuleLiveObjects, Severity: findings.Blocking, Object: l.CRD.Name, Count: findings.Count(l.N.N),
+			Message: fmt.Sprintf("%s (CRD %s): uninstalling %s deletes the definition and them with it; delete them first", diagnose.ObjectsExist(l.N, l.CRD.Kind), l.CRD.Name, p.KindName())})
 	}
 	return out, nil
 }
@@ -305,16 +307,6 @@ func (u *Uninstall) replan(ctx context.Context, approved *UninstallPlan, args []
 		return nil, changed("a new finding: " + f.Message)
 	}
 	return fresh.Named, nil
-}
-
-// key tells findings apart: the same rule about the same object, the
-// same count.
-func (f Finding) key() string {
-	n := int64(-1)
-	if f.Count != nil {
-		n = *f.Count
-	}
-	return fmt.Sprintf("%s|%s|%s|%d", f.Rule, f.Severity, f.Object, n)
 }
 
 func (u *Uninstall) delete(ctx context.Context, pkgs []*installed.Package, o UninstallOptions) error {

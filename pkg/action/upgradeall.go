@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
@@ -319,13 +320,13 @@ func (u *UpgradeAll) steps(ctx context.Context, ps *Plans, o ApplyOptions, ev St
 
 // newFinding is the first finding of fresh (but infos) that the approved
 // plan did not have, or nil.
-func newFinding(approved, fresh *Plan) *Finding {
+func newFinding(approved, fresh *Plan) *findings.Finding {
 	seen := map[string]bool{}
 	for _, f := range approved.Findings {
-		seen[f.key()] = true
+		seen[f.Key()] = true
 	}
 	for i, f := range fresh.Findings {
-		if f.Severity != Info && !seen[f.key()] {
+		if f.Severity != findings.Info && !seen[f.Key()] {
 			return &fresh.Findings[i]
 		}
 	}

@@ -100,6 +100,13 @@ type Revision struct {
 // Condition returns the condition of type t, or nil.
 func (r *Revision) Condition(t string) *Condition { return FindCondition(r.Conditions, t) }
 
+// IsActive reports whether the revision's desired state is Active.
+func (r *Revision) IsActive() bool { return strings.EqualFold(r.DesiredState, "Active") }
+
+// HasRuntime says whether packages of kind run a runtime (a Deployment
+// per revision).
+func HasRuntime(kind string) bool { return kind == "Provider" || kind == "Function" }
+
 // ObjectRef names an object a revision installed.
 type ObjectRef struct {
 	APIVersion string `json:"apiVersion"`

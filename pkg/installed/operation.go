@@ -24,9 +24,15 @@ func (p *Package) Paused() bool {
 // finished, or undone, from what the packages say.
 const OperationAnnotation = "kubectl-xpkg.github.io/operation"
 
+// The operations a record names.
+const (
+	OperationRename        = "rename"
+	OperationUpgradeFamily = "upgrade --family"
+)
+
 // Operation is the value of OperationAnnotation, as JSON.
 type Operation struct {
-	// Operation is the verb: rename.
+	// Operation is the verb: OperationRename or OperationUpgradeFamily.
 	Operation string `json:"operation"`
 	// ID tells one run of the operation from another.
 	ID string `json:"id"`
@@ -65,6 +71,13 @@ func ReadOperation(p *Package) (*Operation, error) {
 		return nil, fmt.Errorf("%s's annotation %s is no operation record: %q", p.KindName(), OperationAnnotation, v)
 	}
 	return &o, nil
+}
+
+// OperationOf is the record on p, nil without one or with one that does
+// not parse (ReadOperation says why).
+func OperationOf(p *Package) *Operation {
+	op, _ := ReadOperation(p)
+	return op
 }
 
 // NewName is the new package's name (To without its kind).

@@ -110,3 +110,17 @@ func Latest(tags []Tag) (Tag, bool) {
 	}
 	return kept[0], true
 }
+
+// Satisfies checks a version against a semver constraint the way the
+// package manager does.
+func Satisfies(constraint, version string) (bool, error) {
+	c, err := semver.NewConstraint(constraint)
+	if err != nil {
+		return false, err
+	}
+	v, err := semver.NewVersion(version)
+	if err != nil {
+		return false, err
+	}
+	return c.Check(v), nil
+}

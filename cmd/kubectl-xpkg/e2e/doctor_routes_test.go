@@ -84,7 +84,7 @@ func TestDoctorTwoPackagesOfOneSource(t *testing.T) {
 
 	// A change planned meanwhile cannot become healthy: it is stopped.
 	r = x.Run("upgrade", "configuration/"+cfg, "v1.1.0", "--dry-run").Fails(t, 3)
-	contains(t, "upgrade --dry-run", r.Stdout, "BLOCKING the Lock holds two nodes for "+baseRepo, "[lock-unresolved]")
+	contains(t, "upgrade --dry-run", r.Stdout, "BLOCKING the Lock holds two nodes for "+baseRepo, "[duplicate-lock-node]")
 
 	r = x.Run("doctor", "--fix", "--yes").Fails(t, 3)
 	contains(t, "doctor --fix", r.Stdout, "Repair: nothing doctor can prove safe to change")

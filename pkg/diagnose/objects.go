@@ -1,4 +1,4 @@
-package action
+package diagnose
 
 import (
 	"cmp"
@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/releases"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
@@ -44,12 +45,12 @@ type objectState struct {
 	version   func() string
 }
 
-// readObjects reads the CRDs and the MRDs with one paged list each (names,
+// ReadObjects reads the CRDs and the MRDs with one paged list each (names,
 // owners and versions, never the schemas) and the DeploymentRuntimeConfigs
 // with one, however many there are. A kind the cluster does not serve has
 // nothing to read; one that cannot be read is noted, and the rules that
 // need it find nothing in it.
-func (s *state) readObjects(ctx context.Context, c *cluster.Cluster, namespace string) {
+func (s *State) ReadObjects(ctx context.Context, c *cluster.Cluster, namespace string) {
 	crds, err := c.AllCRDs(ctx)
 	if err != nil {
 		s.unread = append(s.unread, exit.Message(err))
@@ -70,7 +71,7 @@ func (s *state) readObjects(ctx context.Context, c *cluster.Cluster, namespace s
 
 // index finds revisions by UID and definitions' recorders, and the kinds
 // owner references name packages and revisions by.
-func (s *state) index(d cluster.Dialect) {
+func (s *State) index(d cluster.Dialect) {
 	s.revisionKinds, s.packageKinds = map[schema.GroupKind]string{}, map[schema.GroupKind]bool{}
 	for _, k := range d.Kinds() {
 		if gvr, err := d.Resource(k); err == nil {
@@ -87,7 +88,7 @@ func (s *state) index(d cluster.Dialect) {
 		if uid := r.UID(); uid != "" {
 			s.revByUID[types.UID(uid)] = r
 		}
-		if !isActive(r) {
+		if !r.IsActive() {
 			continue
 		}
 		for name := range definitionRefs(r) {
@@ -121,8 +122,6 @@ func versionIn(version, from, before string) bool {
 	return (from == "" || !v.LessThan(semver.MustParse(from+"-0"))) && (before == "" || v.LessThan(semver.MustParse(before+"-0")))
 }
 
-func isActive(r *installed.Revision) bool { return strings.EqualFold(r.DesiredState, "Active") }
-
 // revisionHealth is a revision's RevisionHealthy condition (Healthy
 // before Crossplane v1.14 split it from RuntimeHealthy).
 func revisionHealth(r *installed.Revision) *installed.Condition {
@@ -151,7 +150,14 @@ func groupKind(o metav1.OwnerReference) schema.GroupKind {
 	return schema.FromAPIVersionAndKind(o.APIVersion, o.Kind).GroupKind()
 }
 
-func (s *state) definition(resource, name string) *cluster.DefinitionMeta {
+// Definitions are the CRDs and MRDs ReadObjects read.
+func (s *State) Definitions() []cluster.DefinitionMeta { return s.defs }
+
+// CrossplaneVersion is the running Crossplane's version, read the first
+// time it is asked for; "" when it cannot be read.
+func (s *State) CrossplaneVersion() string { return s.version() }
+
+func (s *State) definition(resource, name string) *cluster.DefinitionMeta {
 	for i := range s.defs {
 		if s.defs[i].Resource == resource && s.defs[i].Name == name {
 			return &s.defs[i]
@@ -160,8 +166,8 @@ func (s *state) definition(resource, name string) *cluster.DefinitionMeta {
 	return nil
 }
 
-// defKind names a definition's kind in a message, defObject as a
-// finding's object and patchResource for kubectl.
+// defKind names a definition's kind in a message, DefinitionObject as a
+// finding's object (KIND/NAME) and patchResource for kubectl.
 func defKind(resource string) string {
 	if resource == cluster.ResourceMRDs {
 		return "MRD"
@@ -169,7 +175,7 @@ func defKind(resource string) string {
 	return "CRD"
 }
 
-func defObject(resource, name string) string {
+func DefinitionObject(resource, name string) string {
 	if resource == cluster.ResourceMRDs {
 		return installed.KindName("ManagedResourceDefinition", name)
 	}
@@ -188,8 +194,8 @@ func patchResource(resource string) string {
 // CRD that lists one its spec no longer defines can be updated by no one,
 // the package manager included. A package that drops a stored version is
 // refused the same way: its revision says so.
-func (s *state) storedUndefined() []Finding {
-	var out []Finding
+func (s *State) storedUndefined() []findings.Finding {
+	var out []findings.Finding
 	said := map[string]bool{}
 	for i := range s.defs {
 		d := &s.defs[i]
@@ -203,7 +209,7 @@ func (s *state) storedUndefined() []Finding {
 			continue
 		}
 		said[d.Name] = true
-		out = append(out, Finding{Rule: RuleStoredUndefined, Severity: Blocking, Object: defObject(d.Resource, d.Name),
+		out = append(out, findings.Finding{Rule: findings.RuleStoredUndefined, Severity: findings.Blocking, Object: DefinitionObject(d.Resource, d.Name),
 			Message: fmt.Sprintf("CRD %s stores objects at %s (status.storedVersions), which its spec.versions no longer defines: the API server refuses every update of the CRD while it does, so the package manager cannot update it. %s",
 				d.Name, strings.Join(gone, ", "), dropStoredWayOut(d.Name, gone, keptStored(d)))})
 	}
@@ -240,18 +246,18 @@ func dropStoredWayOut(crd string, gone, keep []string) string {
 // after v1.30.
 var storedVersionRefusal = regexp.MustCompile(`CustomResourceDefinition[.a-z0-9]* "([^"]+)" is invalid: .*status\.storedVersions.*(must appear in spec\.versions|missing from spec\.versions)`)
 
-func (s *state) storedConditions(said map[string]bool) []Finding {
-	var out []Finding
+func (s *State) storedConditions(said map[string]bool) []findings.Finding {
+	var out []findings.Finding
 	for _, r := range s.revs {
 		c := revisionHealth(r)
-		if !isActive(r) || c == nil || c.Status != "False" {
+		if !r.IsActive() || c == nil || c.Status != "False" {
 			continue
 		}
 		m := storedVersionRefusal.FindStringSubmatch(c.Message)
 		if m == nil || said[m[1]] {
 			continue
 		}
-		out = append(out, Finding{Rule: RuleStoredUndefined, Severity: Blocking, Object: revPackage(r),
+		out = append(out, findings.Finding{Rule: findings.RuleStoredUndefined, Severity: findings.Blocking, Object: revPackage(r),
 			Message: fmt.Sprintf("%s's revision %s cannot update CRD %s: its package no longer defines a version the CRD stores objects at (%s). Migrate those objects to a version the package defines and drop the old one from the CRD's status.storedVersions (kubectl patch crd %s --subresource=status), or roll the package back (kubectl xpkg rollback %s)",
 				revPackage(r), r.Name, m[1], c.Message, m[1], revPackage(r))})
 	}
@@ -270,10 +276,10 @@ func (s *state) storedConditions(said map[string]bool) []Finding {
 // from the same digest recorded definitions it lacks. Revisions of another
 // image are never compared: a new version may drop definitions. An
 // unhealthy revision's record is not judged: its condition says why.
-func (s *state) objectsMissing() []Finding {
-	var out []Finding
+func (s *State) objectsMissing() []findings.Finding {
+	var out []findings.Finding
 	for _, r := range s.revs {
-		if c := revisionHealth(r); !isActive(r) || c == nil || c.Status != "True" {
+		if c := revisionHealth(r); !r.IsActive() || c == nil || c.Status != "True" {
 			continue
 		}
 		recorded := definitionRefs(r)
@@ -284,12 +290,12 @@ func (s *state) objectsMissing() []Finding {
 		}
 		var why []string
 		if len(owned) > 0 {
-			why = append(why, fmt.Sprintf("%d that name it among their owners: %s", len(owned), shortList(owned)))
+			why = append(why, fmt.Sprintf("%d that name it among their owners: %s", len(owned), ShortList(owned)))
 		}
 		if len(more) > 0 {
-			why = append(why, fmt.Sprintf("%d that its inactive revision %s, made from the same image %s, recorded: %s", len(more), sib.Name, r.Image, shortList(more)))
+			why = append(why, fmt.Sprintf("%d that its inactive revision %s, made from the same image %s, recorded: %s", len(more), sib.Name, r.Image, ShortList(more)))
 		}
-		out = append(out, Finding{Rule: RuleObjectsMissing, Severity: Blocking, Object: revPackage(r), Count: count(int64(len(owned) + len(more))),
+		out = append(out, findings.Finding{Rule: findings.RuleObjectsMissing, Severity: findings.Blocking, Object: revPackage(r), Count: findings.Count(int64(len(owned) + len(more))),
 			Message: fmt.Sprintf("%s's active revision %s reports itself healthy and records %d CRDs and MRDs in status.objectRefs, but lacks %s. Crossplane acts on that record: the RBAC manager grants a provider's runtime access only to the kinds it names, so objects of the kinds it lacks are not reconciled (crossplane#7712). Restart Crossplane so that it reads the package again (kubectl -n %s rollout restart deployment crossplane), then check that the revision records them (kubectl get %s %s -o jsonpath='{.status.objectRefs[*].name}')",
 				revPackage(r), r.Name, len(recorded), strings.Join(why, "; and "), s.namespace, strings.ToLower(r.Kind), r.Name)})
 	}
@@ -298,7 +304,7 @@ func (s *state) objectsMissing() []Finding {
 
 // ownedUnrecorded names the definitions that name r among their owners and
 // that r does not record.
-func (s *state) ownedUnrecorded(r *installed.Revision, recorded map[string]bool) []string {
+func (s *State) ownedUnrecorded(r *installed.Revision, recorded map[string]bool) []string {
 	uid := types.UID(r.UID())
 	if uid == "" {
 		return nil
@@ -316,14 +322,14 @@ func (s *state) ownedUnrecorded(r *installed.Revision, recorded map[string]bool)
 // sameDigestMore is the inactive revision of r's package, made from the
 // same image pinned by digest, that recorded the most definitions r lacks
 // (other than those already named), and those.
-func (s *state) sameDigestMore(r *installed.Revision, recorded map[string]bool, named []string) (*installed.Revision, []string) {
+func (s *State) sameDigestMore(r *installed.Revision, recorded map[string]bool, named []string) (*installed.Revision, []string) {
 	if !strings.Contains(r.Image, "@sha256:") {
 		return nil, nil
 	}
 	var best *installed.Revision
 	var most []string
 	for _, o := range s.revs {
-		if o == r || o.Kind != r.Kind || o.Package != r.Package || o.Image != r.Image || isActive(o) {
+		if o == r || o.Kind != r.Kind || o.Package != r.Package || o.Image != r.Image || o.IsActive() {
 			continue
 		}
 		var more []string
@@ -340,8 +346,8 @@ func (s *state) sameDigestMore(r *installed.Revision, recorded map[string]bool, 
 	return best, most
 }
 
-// shortList names up to five of names, and how many more.
-func shortList(names []string) string {
+// ShortList names up to five of names, and how many more.
+func ShortList(names []string) string {
 	if len(names) <= 5 {
 		return strings.Join(names, ", ")
 	}

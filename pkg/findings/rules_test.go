@@ -1,4 +1,4 @@
-package action
+package findings
 
 import (
 	"go/ast"
@@ -16,7 +16,7 @@ import (
 // TestRulesTable: every Rule constant is in Rules once, with verbs and
 // help, and the README's table of plan rules lists exactly those.
 func TestRulesTable(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "plan.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), "rules.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestRulesTable(t *testing.T) {
 func TestDoctorRulesTable(t *testing.T) {
 	var ids []string
 	for _, r := range Rules {
-		if slices.Contains(r.Verbs, ActionDoctor) {
+		if slices.Contains(r.Verbs, verbDoctor) {
 			ids = append(ids, r.ID)
 		}
 	}

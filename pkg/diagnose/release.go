@@ -1,11 +1,10 @@
-package action
+package diagnose
 
 import (
 	"cmp"
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/Masterminds/semver/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,8 +13,8 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/releases"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 )
 
 // CrossplaneMove is the upgrade of Crossplane itself that doctor
@@ -29,16 +28,9 @@ type CrossplaneMove struct {
 	Deployment string `json:"deployment"`
 }
 
-// ValidateCrossplaneVersion checks a --crossplane-version: MAJOR.MINOR.PATCH,
-// with or without a leading v.
-func ValidateCrossplaneVersion(s string) error {
-	_, err := releases.Parse(s)
-	return err
-}
-
 // move is an upgrade of Crossplane against the state doctor read.
 type move struct {
-	s *state
+	s *State
 	// running is nil when it could not be read or is no version;
 	// runningRaw is what was read.
 	running, target *semver.Version
@@ -58,19 +50,31 @@ func (m *move) renames() bool {
 	return m.from != nil && m.to != nil && m.from.Naming != m.to.Naming
 }
 
-// checkRelease adds to rep what moving to d.CrossplaneVersion would do:
-// one read of the Crossplane Deployment, one list of CRDs, one of
-// DeploymentRuntimeConfigs when the target has a defect that needs them,
-// a count of objects per kind the target removes, and, unless NoRegistry,
-// each running package's meta object (one read per image).
-func (d *Doctor) checkRelease(ctx context.Context, c *cluster.Cluster, s *state, rep *Report) error {
-	target, err := releases.Parse(d.CrossplaneVersion)
+// Release is an upgrade of Crossplane to check against the state
+// (doctor --crossplane-version).
+type Release struct {
+	// Target is the release to check.
+	Target string
+	// Namespace is Crossplane's.
+	Namespace string
+	// Constraints reads the Crossplane constraint of the image each
+	// package runs (RunningImage); nil reads none (--offline). Its error
+	// is what stopped every read.
+	Constraints func(context.Context, []*installed.Package) ([]ConstraintRead, error)
+}
+
+// CheckRelease adds to rep what moving to rel.Target would do: one read of
+// the Crossplane Deployment, a count of objects per kind the target
+// removes, and what rel.Constraints reads; the CRDs and
+// DeploymentRuntimeConfigs are those ReadObjects read.
+func (s *State) CheckRelease(ctx context.Context, c *cluster.Cluster, rel Release, rep *Report) error {
+	target, err := releases.Parse(rel.Target)
 	if err != nil {
 		return err
 	}
-	m := &move{s: s, target: target, to: releases.Find(target), ns: d.cfg.XPNamespace}
+	m := &move{s: s, target: target, to: releases.Find(target), ns: rel.Namespace}
 	rep.Crossplane = &CrossplaneMove{Target: m.targetName(), Deployment: m.ns + "/crossplane"}
-	add := func(fs ...Finding) { rep.Findings = append(rep.Findings, fs...) }
+	add := func(fs ...findings.Finding) { rep.Findings = append(rep.Findings, fs...) }
 	unread := func(err error) { rep.Unread = append(rep.Unread, exit.Message(err)) }
 	if raw, err := c.CrossplaneVersion(ctx, m.ns); err != nil {
 		unread(runningUnread(err, m.ns))
@@ -96,7 +100,7 @@ func (d *Doctor) checkRelease(ctx context.Context, c *cluster.Cluster, s *state,
 		add(fs...)
 		add(m.knownBad()...)
 	}
-	fs, err := d.constraints(ctx, m)
+	fs, err := m.constraints(ctx, rel.Constraints)
 	if err != nil {
 		unread(err)
 	}
@@ -112,19 +116,20 @@ func runningUnread(err error, ns string) error {
 	return fmt.Errorf("read the running Crossplane (deployment %s/crossplane): %w", ns, err)
 }
 
-// constraintRead is a package's constraint as its running image states it.
-type constraintRead struct {
-	p          *installed.Package
-	image      string
-	constraint string
-	err        string
+// ConstraintRead is a package's Crossplane constraint as its running
+// image states it, or why it could not be read.
+type ConstraintRead struct {
+	Package    *installed.Package
+	Image      string
+	Constraint string
+	Err        string
 }
 
 // constraints checks each package's Crossplane constraint against the
 // target. The cluster records it nowhere (a revision copies its package's
 // labels and annotations, not its spec: revision/reconciler.go), so it is
-// read from the image each package runs, once per image.
-func (d *Doctor) constraints(ctx context.Context, m *move) ([]Finding, error) {
+// read from the image each package runs.
+func (m *move) constraints(ctx context.Context, read func(context.Context, []*installed.Package) ([]ConstraintRead, error)) ([]findings.Finding, error) {
 	var pkgs []*installed.Package
 	for _, p := range m.s.pkgs {
 		if ignore, _, _ := unstructured.NestedBool(p.Object.Object, "spec", "ignoreCrossplaneConstraints"); !ignore {
@@ -134,20 +139,16 @@ func (d *Doctor) constraints(ctx context.Context, m *move) ([]Finding, error) {
 	if len(pkgs) == 0 {
 		return nil, nil
 	}
-	if d.NoRegistry {
-		return []Finding{{Rule: RuleCrossplaneConstraint, Severity: Warning, Count: count(int64(len(pkgs))),
+	if read == nil {
+		return []findings.Finding{{Rule: findings.RuleCrossplaneConstraint, Severity: findings.Warning, Count: findings.Count(int64(len(pkgs))),
 			Message: fmt.Sprintf("--offline: the Crossplane constraints of %d packages (spec.crossplane.version of each package's meta object) were not read, and the cluster records them nowhere else (a revision copies its package's labels and annotations, not its spec): check them against %s without --offline",
 				len(pkgs), m.targetName())}}, nil
 	}
-	reg, err := d.cfg.Registry(ctx)
+	reads, err := read(ctx, pkgs)
 	if err != nil {
 		return nil, err
 	}
-	reads := d.readConstraints(ctx, reg, m.s, pkgs)
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var out []Finding
+	var out []findings.Finding
 	for _, r := range reads {
 		if f := m.constraintFinding(r); f != nil {
 			out = append(out, *f)
@@ -156,47 +157,11 @@ func (d *Doctor) constraints(ctx context.Context, m *move) ([]Finding, error) {
 	return out, nil
 }
 
-// readConstraints reads the meta object of the image each package runs
-// (its active revision's, else its current revision's, else its own
-// reference), eight at a time, each image once.
-func (d *Doctor) readConstraints(ctx context.Context, reg *resolve.Registry, s *state, pkgs []*installed.Package) []constraintRead {
-	out := make([]constraintRead, len(pkgs))
-	var mu sync.Mutex
-	seen := map[string]*sync.Once{}
-	metas := map[string]resolve.MetaRead{}
-	// As outdated reads registries: eight at a time.
-	(&Outdated{}).bounded(len(pkgs), func(i int) {
-		p := pkgs[i]
-		image := runningImage(s, p)
-		mu.Lock()
-		once := seen[image]
-		if once == nil {
-			once = &sync.Once{}
-			seen[image] = once
-		}
-		mu.Unlock()
-		once.Do(func() {
-			r := reg.ReadMeta(ctx, image, pullSecrets(p), resolve.MetaOptions{Limits: d.cfg.Limits})
-			mu.Lock()
-			metas[image] = r
-			mu.Unlock()
-		})
-		mu.Lock()
-		r := metas[image]
-		mu.Unlock()
-		out[i] = constraintRead{p: p, image: image, err: r.Err}
-		if r.Meta != nil {
-			out[i].constraint = r.Meta.Crossplane
-		}
-	})
-	return out
-}
-
-// runningImage is the image a package runs: its active revision's, else
+// RunningImage is the image a package runs: its active revision's, else
 // its current revision's, else its own reference.
-func runningImage(s *state, p *installed.Package) string {
+func (s *State) RunningImage(p *installed.Package) string {
 	var current string
-	for _, r := range s.revisionsOf(p) {
+	for _, r := range s.RevisionsOf(p) {
 		if r.DesiredState == "Active" && r.Image != "" {
 			return r.Image
 		}
@@ -208,7 +173,7 @@ func runningImage(s *state, p *installed.Package) string {
 }
 
 // coreCRDs are the CRDs of names among those doctor read.
-func (s *state) coreCRDs(names []string) map[string]*cluster.CRD {
+func (s *State) coreCRDs(names []string) map[string]*cluster.CRD {
 	out := map[string]*cluster.CRD{}
 	for _, d := range s.defs {
 		if d.CRD != nil && slices.Contains(names, d.Name) {

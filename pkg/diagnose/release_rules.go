@@ -1,8 +1,9 @@
-package action
+package diagnose
 
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -10,15 +11,17 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/releases"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 )
 
 // unknown: what the release table cannot vouch for is said, and what
 // rests on it is left unchecked rather than guessed.
-func (m *move) unknown() []Finding {
-	var out []Finding
+func (m *move) unknown() []findings.Finding {
+	var out []findings.Finding
 	warn := func(msg string) {
-		out = append(out, Finding{Rule: RuleCrossplaneUnknown, Severity: Warning, Message: msg})
+		out = append(out, findings.Finding{Rule: findings.RuleCrossplaneUnknown, Severity: findings.Warning, Message: msg})
 	}
 	if m.to == nil {
 		warn(fmt.Sprintf("this kubectl xpkg's release table knows Crossplane %s, not %s: checked are the minor step, a downgrade and the packages' Crossplane constraints; which versions of its core CRDs %s defines, how it names revisions and its known defects are not (a newer kubectl xpkg may know them)",
@@ -37,12 +40,12 @@ func (m *move) unknown() []Finding {
 }
 
 // direction: a downgrade, or an upgrade that skips a minor version.
-func (m *move) direction() []Finding {
+func (m *move) direction() []findings.Finding {
 	if m.running == nil || m.target.Equal(m.running) {
 		return nil
 	}
 	if m.target.LessThan(m.running) {
-		return []Finding{{Rule: RuleCrossplaneDowngrade, Severity: Blocking, Object: "deployment/crossplane",
+		return []findings.Finding{{Rule: findings.RuleCrossplaneDowngrade, Severity: findings.Blocking, Object: "deployment/crossplane",
 			Message: fmt.Sprintf("%s is older than the running %s: Crossplane does not support downgrades (each release migrates what it stores forward, never back); to go back, restore the state from before the upgrade", m.targetName(), m.runningName())}}
 	}
 	steps, ok := releases.Route(m.running, m.target)
@@ -50,11 +53,11 @@ func (m *move) direction() []Finding {
 	case ok && len(steps) <= 1:
 		return nil
 	case ok:
-		return []Finding{{Rule: RuleCrossplaneSkipped, Severity: Blocking, Object: "deployment/crossplane", Count: count(int64(len(steps) - 1)),
+		return []findings.Finding{{Rule: findings.RuleCrossplaneSkipped, Severity: findings.Blocking, Object: "deployment/crossplane", Count: findings.Count(int64(len(steps) - 1)),
 			Message: fmt.Sprintf("%s to %s skips %s: Crossplane supports upgrading one minor version at a time (crossplane#6864): each release migrates at its start the stored versions the next one drops, and a skipped release's migration never runs; upgrade to %s (the latest patch of each) and then to %s",
 				m.runningName(), m.targetName(), strings.Join(steps[:len(steps)-1], ", "), strings.Join(steps[:len(steps)-1], ", then "), m.targetName())}}
 	}
-	return []Finding{{Rule: RuleCrossplaneSkipped, Severity: Blocking, Object: "deployment/crossplane",
+	return []findings.Finding{{Rule: findings.RuleCrossplaneSkipped, Severity: findings.Blocking, Object: "deployment/crossplane",
 		Message: fmt.Sprintf("%s to %s is no supported upgrade: Crossplane upgrades one minor version at a time, and v1.20 to v2.0 is the one step between major versions (crossplane#6864)", m.runningName(), m.targetName())}}
 }
 
@@ -64,12 +67,12 @@ func (m *move) direction() []Finding {
 // current revision keeps its name: on its start the package manager makes
 // every package a new revision and deactivates the old one, whatever the
 // activation policy, and activates the new one only under Automatic.
-func (m *move) renamed() []Finding {
+func (m *move) renamed() []findings.Finding {
 	if !m.renames() {
 		return nil
 	}
 	why := fmt.Sprintf("Crossplane %s names revisions by %s, %s by %s", m.to.Minor, m.to.Naming, m.from.Minor, m.from.Naming)
-	var out []Finding
+	var out []findings.Finding
 	var restart, only []string
 	for _, p := range m.s.pkgs {
 		run := m.s.active(p)
@@ -78,7 +81,7 @@ func (m *move) renamed() []Finding {
 			continue // runs nothing now: manual-inactive says so
 		case p.ActivationPolicy == "Manual":
 			out = append(out, manualOffline(p, run, m.targetName(), why))
-		case runtimeKind(p.Kind):
+		case installed.HasRuntime(p.Kind):
 			restart = append(restart, p.KindName())
 		default:
 			only = append(only, p.KindName())
@@ -92,11 +95,11 @@ func (m *move) renamed() []Finding {
 		if len(only) > 0 {
 			msg += "; a new revision only: " + strings.Join(only, ", ")
 		}
-		out = append(out, Finding{Rule: RuleCrossplaneRevisions, Severity: Info, Count: count(int64(n)), Message: msg})
+		out = append(out, findings.Finding{Rule: findings.RuleCrossplaneRevisions, Severity: findings.Info, Count: findings.Count(int64(n)), Message: msg})
 	}
 	for _, p := range m.s.pkgs {
 		if repo, want, by, ok := m.s.twinRisk(p); ok {
-			out = append(out, Finding{Rule: RuleCrossplaneTwin, Severity: Blocking, Object: p.KindName(),
+			out = append(out, findings.Finding{Rule: findings.RuleCrossplaneTwin, Severity: findings.Blocking, Object: p.KindName(),
 				Message: fmt.Sprintf("%s installs %s, which %s depend(s) on, under a name other than the resolver's (%s); %s, so %s starts by replacing every revision, and while %s's is replaced the Lock has no entry for %s: the resolver installs it again as %s/%s and the Lock then holds two nodes for it, which takes every package's dependencies down (devantler-tech/platform#3454, after 2.3.4 to 2.4.0); before upgrading, give it that name, keeping what it installed: kubectl xpkg rename %s",
 					p.KindName(), repo, strings.Join(by, ", "), want, why, m.targetName(), p.KindName(), repo, strings.ToLower(p.Kind), want, p.KindName())})
 		}
@@ -109,24 +112,24 @@ func (m *move) renamed() []Finding {
 // running one is deactivated: a provider's or function's runtime stops
 // until someone activates the new revision, which blocks; a
 // configuration's objects stay, though no revision controls them.
-func manualOffline(p *installed.Package, run *installed.Revision, target, why string) Finding {
+func manualOffline(p *installed.Package, run *installed.Revision, target, why string) findings.Finding {
 	kn := p.KindName()
-	f := Finding{Rule: RuleCrossplaneManual, Severity: Blocking, Object: kn}
+	f := findings.Finding{Rule: findings.RuleCrossplaneManual, Severity: findings.Blocking, Object: kn}
 	head := fmt.Sprintf("%s activates revisions by hand (revisionActivationPolicy: Manual); %s, so when %s starts the package manager makes %s a new revision, deactivates the running %s and leaves the new one inactive",
 		kn, why, target, kn, run.Name)
 	way := fmt.Sprintf("activate it once %s runs (kubectl xpkg upgrade %s --activate), or set its revisionActivationPolicy to Automatic before upgrading", target, kn)
-	if runtimeKind(p.Kind) {
+	if installed.HasRuntime(p.Kind) {
 		f.Message = fmt.Sprintf("%s: its runtime stops and nothing %s until someone activates it; %s", head, map[bool]string{true: "reconciles what it manages", false: "can call it"}[p.Kind == "Provider"], way)
 		return f
 	}
-	f.Severity = Warning
+	f.Severity = findings.Warning
 	f.Message = fmt.Sprintf("%s: its definitions and compositions stay, but no revision controls them until someone activates it; %s", head, way)
 	return f
 }
 
 // active is p's active revision, or nil.
-func (s *state) active(p *installed.Package) *installed.Revision {
-	for _, r := range s.revisionsOf(p) {
+func (s *State) active(p *installed.Package) *installed.Revision {
+	for _, r := range s.RevisionsOf(p) {
 		if r.DesiredState == "Active" {
 			return r
 		}
@@ -140,10 +143,10 @@ func (s *state) active(p *installed.Package) *installed.Revision {
 // names a version its spec no longer has (apiextensions validation:
 // ValidateCustomResourceDefinitionStoredVersions), so Crossplane does
 // not start (crossplane#6717).
-func (m *move) storedVersions(crds map[string]*cluster.CRD) []Finding {
+func (m *move) storedVersions(crds map[string]*cluster.CRD) []findings.Finding {
 	defines := m.to.Defines()
-	var out []Finding
-	for _, name := range slices.Sorted(mapKeys(crds)) {
+	var out []findings.Finding
+	for _, name := range slices.Sorted(maps.Keys(crds)) {
 		crd, vs := crds[name], defines[name]
 		if vs == nil {
 			continue // a kind the target removed: removedKinds
@@ -152,7 +155,7 @@ func (m *move) storedVersions(crds map[string]*cluster.CRD) []Finding {
 			if slices.Contains(vs, sv) {
 				continue
 			}
-			out = append(out, Finding{Rule: RuleCrossplaneStored, Severity: Blocking, Object: name,
+			out = append(out, findings.Finding{Rule: findings.RuleCrossplaneStored, Severity: findings.Blocking, Object: name,
 				Message: fmt.Sprintf("CRD %s stores objects at %s, which Crossplane %s no longer defines (it defines %s): its start cannot update the CRD, as the API server refuses a CRD whose status.storedVersions names a version its spec lacks, and Crossplane does not start (crossplane#6717); %s",
 					name, sv, m.targetName(), strings.Join(vs, ", "), m.migrateWay(crd, sv))})
 		}
@@ -182,13 +185,13 @@ func (m *move) migrateWay(crd *cluster.CRD, stored string) string {
 // removedKinds: core kinds the target no longer has. Their CRDs stay
 // (Crossplane deletes none), but nothing reads their objects, and a
 // package field that pointed at one goes with it.
-func (m *move) removedKinds(ctx context.Context, c *cluster.Cluster, crds map[string]*cluster.CRD) ([]Finding, error) {
+func (m *move) removedKinds(ctx context.Context, c *cluster.Cluster, crds map[string]*cluster.CRD) ([]findings.Finding, error) {
 	gone := m.to.GoneBy()
 	if m.from != nil {
 		before := m.from.GoneBy()
 		gone = slices.DeleteFunc(gone, func(r releases.Removed) bool { return slices.Contains(before, r) })
 	}
-	var out []Finding
+	var out []findings.Finding
 	for _, g := range gone {
 		crd := crds[g.CRD]
 		if crd == nil {
@@ -199,8 +202,8 @@ func (m *move) removedKinds(ctx context.Context, c *cluster.Cluster, crds map[st
 			return out, err
 		}
 		if n.N > 0 {
-			out = append(out, Finding{Rule: RuleCrossplaneRemovedKind, Severity: Warning, Object: g.CRD, Count: count(n.N),
-				Message: fmt.Sprintf("%s, a kind Crossplane %s no longer has: the CRD stays, but nothing reads them once it runs; delete them when nothing needs them", objectsExist(n, g.Kind), m.targetName())})
+			out = append(out, findings.Finding{Rule: findings.RuleCrossplaneRemovedKind, Severity: findings.Warning, Object: g.CRD, Count: findings.Count(n.N),
+				Message: fmt.Sprintf("%s, a kind Crossplane %s no longer has: the CRD stays, but nothing reads them once it runs; delete them when nothing needs them", ObjectsExist(n, g.Kind), m.targetName())})
 		}
 		out = append(out, m.refsTo(g)...)
 	}
@@ -208,17 +211,17 @@ func (m *move) removedKinds(ctx context.Context, c *cluster.Cluster, crds map[st
 }
 
 // refsTo: packages whose spec points at an object of a removed kind.
-func (m *move) refsTo(g releases.Removed) []Finding {
+func (m *move) refsTo(g releases.Removed) []findings.Finding {
 	if g.Ref == "" {
 		return nil
 	}
-	var out []Finding
+	var out []findings.Finding
 	for _, p := range m.s.pkgs {
 		name, _, _ := unstructured.NestedString(p.Object.Object, "spec", g.Ref, "name")
 		if name == "" {
 			continue
 		}
-		out = append(out, Finding{Rule: RuleCrossplaneRemovedKind, Severity: Blocking, Object: p.KindName(),
+		out = append(out, findings.Finding{Rule: findings.RuleCrossplaneRemovedKind, Severity: findings.Blocking, Object: p.KindName(),
 			Message: fmt.Sprintf("%s takes its runtime's settings from %s %s (spec.%s), which Crossplane %s drops with the kind: once it runs, %s's runtime runs without them (a ServiceAccount's annotations, say); move them to a DeploymentRuntimeConfig (spec.runtimeConfigRef) first",
 				p.KindName(), g.Kind, name, g.Ref, m.targetName(), p.KindName())})
 	}
@@ -227,13 +230,13 @@ func (m *move) refsTo(g releases.Removed) []Finding {
 
 // knownBad: the target is a patch release with a known defect; blocking
 // where this cluster triggers it.
-func (m *move) knownBad() []Finding {
-	var out []Finding
+func (m *move) knownBad() []findings.Finding {
+	var out []findings.Finding
 	for _, d := range m.to.DefectsAt(m.target) {
-		f := Finding{Rule: RuleCrossplaneKnownBad, Severity: Warning, Object: "deployment/crossplane"}
+		f := findings.Finding{Rule: findings.RuleCrossplaneKnownBad, Severity: findings.Warning, Object: "deployment/crossplane"}
 		head := fmt.Sprintf("Crossplane %s has a known defect (%s, fixed in %s): %s", m.targetName(), d.Issue, d.FixedIn, d.Summary)
 		if d.When != releases.PinnedServiceAccount {
-			f.Severity, f.Message = Blocking, head+"; upgrade to "+d.FixedIn+" instead"
+			f.Severity, f.Message = findings.Blocking, head+"; upgrade to "+d.FixedIn+" instead"
 			out = append(out, f)
 			continue
 		}
@@ -244,7 +247,7 @@ func (m *move) knownBad() []Finding {
 		}
 		f.Message = fmt.Sprintf("%s. It bites when %s; none does here, but one made later would: upgrade to %s instead", head, d.When, d.FixedIn)
 		if pinned := m.pinned(m.s.configs); len(pinned) > 0 {
-			f.Severity = Blocking
+			f.Severity = findings.Blocking
 			f.Message = fmt.Sprintf("%s. It bites when %s, and here %s: upgrade to %s instead", head, d.When, strings.Join(pinned, "; "), d.FixedIn)
 		}
 		out = append(out, f)
@@ -263,7 +266,7 @@ func (m *move) pinned(drcs []cluster.RuntimeConfig) []string {
 		}
 		var users []string
 		for _, p := range m.s.pkgs {
-			if runtimeKind(p.Kind) && orDefault(p.RuntimeConfig) == rc.Name {
+			if installed.HasRuntime(p.Kind) && orDefault(p.RuntimeConfig) == rc.Name {
 				users = append(users, p.KindName())
 			}
 		}
@@ -284,24 +287,24 @@ func orDefault(runtimeConfig string) string {
 }
 
 // constraintFinding judges one package's constraint against the target.
-func (m *move) constraintFinding(r constraintRead) *Finding {
-	kn := r.p.KindName()
+func (m *move) constraintFinding(r ConstraintRead) *findings.Finding {
+	kn := r.Package.KindName()
 	switch {
-	case r.err != "":
-		return &Finding{Rule: RuleCrossplaneConstraint, Severity: Warning, Object: kn,
-			Message: fmt.Sprintf("%s's Crossplane constraint could not be read: %s %s; check it against %s yourself (kubectl xpkg inspect %s)", kn, r.image, r.err, m.targetName(), r.image)}
-	case r.constraint == "":
+	case r.Err != "":
+		return &findings.Finding{Rule: findings.RuleCrossplaneConstraint, Severity: findings.Warning, Object: kn,
+			Message: fmt.Sprintf("%s's Crossplane constraint could not be read: %s %s; check it against %s yourself (kubectl xpkg inspect %s)", kn, r.Image, r.Err, m.targetName(), r.Image)}
+	case r.Constraint == "":
 		return nil
 	}
-	ok, err := satisfies(r.constraint, m.targetName())
+	ok, err := versions.Satisfies(r.Constraint, m.targetName())
 	switch {
 	case err != nil:
-		return &Finding{Rule: RuleCrossplaneConstraint, Severity: Warning, Object: kn,
-			Message: fmt.Sprintf("%s (%s) needs Crossplane %q, which cannot be checked against %s: %v", kn, r.image, r.constraint, m.targetName(), err)}
+		return &findings.Finding{Rule: findings.RuleCrossplaneConstraint, Severity: findings.Warning, Object: kn,
+			Message: fmt.Sprintf("%s (%s) needs Crossplane %q, which cannot be checked against %s: %v", kn, r.Image, r.Constraint, m.targetName(), err)}
 	case ok:
 		return nil
 	}
-	return &Finding{Rule: RuleCrossplaneConstraint, Severity: Blocking, Object: kn,
+	return &findings.Finding{Rule: findings.RuleCrossplaneConstraint, Severity: findings.Blocking, Object: kn,
 		Message: fmt.Sprintf("%s (%s) needs Crossplane %s, which excludes %s: once it runs, the package manager marks the revision unhealthy (incompatible Crossplane version) and installs nothing more of it; first upgrade %s to a version that admits %s (kubectl xpkg outdated), or set its spec.ignoreCrossplaneConstraints",
-			kn, r.image, r.constraint, m.targetName(), kn, m.targetName())}
+			kn, r.Image, r.Constraint, m.targetName(), kn, m.targetName())}
 }

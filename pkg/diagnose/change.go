@@ -1,9 +1,10 @@
-package action
+package diagnose
 
 import (
 	"context"
 	"fmt"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"maps"
 	"slices"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/releases"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
@@ -20,26 +22,26 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
-// storedVersionFindings: each stored version the target would strand
+// StoredVersionFindings: each stored version the target would strand
 // stops the change.
-func storedVersionFindings(blockers []diff.Blocker, target string) []Finding {
-	var out []Finding
+func StoredVersionFindings(blockers []diff.Blocker, target string) []findings.Finding {
+	var out []findings.Finding
 	for _, b := range blockers {
 		way := fmt.Sprintf("migrate them to a version both serve and remove %s from the CRD's status.storedVersions (docs/diff-rules.md)", b.Version)
 		if b.Target != "" {
 			way = fmt.Sprintf("migrate them to %s and remove %s from the CRD's status.storedVersions (docs/diff-rules.md)", b.Target, b.Version)
 		}
-		out = append(out, Finding{
-			Rule: RuleStoredVersionDropped, Severity: Blocking, Object: b.CRD,
+		out = append(out, findings.Finding{
+			Rule: findings.RuleStoredVersionDropped, Severity: findings.Blocking, Object: b.CRD,
 			Message: fmt.Sprintf("CRD %s stores objects at %s, which %s %s: %s", b.CRD, b.Version, target, b.Problem, way),
 		})
 	}
 	return out
 }
 
-// removedKinds are the CRDs whose kind (gone) or some served version
+// RemovedKinds are the CRDs whose kind (gone) or some served version
 // (dropped) the new package no longer offers: CRD name → what it loses.
-func removedKinds(old, new diff.Definitions) map[string][]string {
+func RemovedKinds(old, new diff.Definitions) map[string][]string {
 	olds, news := old.Served(), new.Served()
 	out := map[string][]string{}
 	for crd, ovs := range olds {
@@ -57,41 +59,41 @@ func removedKinds(old, new diff.Definitions) map[string][]string {
 	return out
 }
 
-// liveObjectFindings counts the objects of each CRD that loses its kind
+// LiveObjectFindings counts the objects of each CRD that loses its kind
 // or a version: with objects, a kind that goes stops the change (they
 // would be deleted with it), a version that goes is a warning (clients
 // that use it break), unless the version is stored, which
 // stored-version-dropped already stops.
 // crds holds (at least) the CRDs of losses that exist.
-func liveObjectFindings(ctx context.Context, c *cluster.Cluster, crds map[string]*cluster.CRD, losses map[string][]string, target string) ([]Finding, error) {
-	live, err := countLive(ctx, c, crds, slices.Sorted(mapKeys(losses)))
+func LiveObjectFindings(ctx context.Context, c *cluster.Cluster, crds map[string]*cluster.CRD, losses map[string][]string, target string) ([]findings.Finding, error) {
+	live, err := CountLive(ctx, c, crds, slices.Sorted(maps.Keys(losses)))
 	if err != nil {
 		return nil, err
 	}
-	var out []Finding
+	var out []findings.Finding
 	for _, l := range live {
-		f := Finding{Rule: RuleLiveObjects, Object: l.crd.Name, Count: count(l.n.N)}
-		if vs := losses[l.crd.Name]; vs == nil {
-			f.Severity = Blocking
-			f.Message = fmt.Sprintf("%s and %s no longer defines CRD %s: they would be deleted with it; delete or move them first", objectsExist(l.n, l.crd.Kind), target, l.crd.Name)
+		f := findings.Finding{Rule: findings.RuleLiveObjects, Object: l.CRD.Name, Count: findings.Count(l.N.N)}
+		if vs := losses[l.CRD.Name]; vs == nil {
+			f.Severity = findings.Blocking
+			f.Message = fmt.Sprintf("%s and %s no longer defines CRD %s: they would be deleted with it; delete or move them first", ObjectsExist(l.N, l.CRD.Kind), target, l.CRD.Name)
 		} else {
-			f.Severity = Warning
-			f.Message = fmt.Sprintf("%s and %s drops version %s of CRD %s: clients and manifests that use it must move to %s", objectsExist(l.n, l.crd.Kind), target, strings.Join(vs, ", "), l.crd.Name, l.crd.Storage)
+			f.Severity = findings.Warning
+			f.Message = fmt.Sprintf("%s and %s drops version %s of CRD %s: clients and manifests that use it must move to %s", ObjectsExist(l.N, l.CRD.Kind), target, strings.Join(vs, ", "), l.CRD.Name, l.CRD.Storage)
 		}
 		out = append(out, f)
 	}
 	return out, nil
 }
 
-// liveKind is a CRD in the cluster with objects of its kind.
-type liveKind struct {
-	crd *cluster.CRD
-	n   cluster.ObjectCount
+// LiveKind is a CRD in the cluster with objects of its kind.
+type LiveKind struct {
+	CRD *cluster.CRD
+	N   cluster.ObjectCount
 }
 
-// countLive counts the objects of the named CRDs (read before, in crds)
+// CountLive counts the objects of the named CRDs (read before, in crds)
 // that exist, all at once, and returns those with any, in the order named.
-func countLive(ctx context.Context, c *cluster.Cluster, crds map[string]*cluster.CRD, names []string) ([]liveKind, error) {
+func CountLive(ctx context.Context, c *cluster.Cluster, crds map[string]*cluster.CRD, names []string) ([]LiveKind, error) {
 	var present []*cluster.CRD
 	for _, name := range names {
 		if crd, ok := crds[name]; ok {
@@ -102,17 +104,17 @@ func countLive(ctx context.Context, c *cluster.Cluster, crds map[string]*cluster
 	if err != nil {
 		return nil, err
 	}
-	var out []liveKind
+	var out []LiveKind
 	for i, n := range counts {
 		if n.N > 0 {
-			out = append(out, liveKind{present[i], n})
+			out = append(out, LiveKind{present[i], n})
 		}
 	}
 	return out, nil
 }
 
-// objectsExist says how many objects of a kind exist, in a sentence.
-func objectsExist(n cluster.ObjectCount, kind string) string {
+// ObjectsExist says how many objects of a kind exist, in a sentence.
+func ObjectsExist(n cluster.ObjectCount, kind string) string {
 	s := fmt.Sprintf("%d object of kind %s exists", n.N, kind)
 	if n.N != 1 || n.AtLeast {
 		s = fmt.Sprintf("%d objects of kind %s exist", n.N, kind)
@@ -123,52 +125,42 @@ func objectsExist(n cluster.ObjectCount, kind string) string {
 	return s
 }
 
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
-// manualActivationFinding says what a change of a package under Manual
+// ManualActivationFinding says what a change of a package under Manual
 // activation does: every Crossplane v2 release deactivates every revision
 // but the one the package's spec now makes, whatever the activation policy,
 // so the running revision stops at once and nothing runs until the new one
 // is activated; from v2.4 a revision is made for every spec edit, not only
 // for a new reference.
-func manualActivationFinding(pkg string, run *installed.Revision, crossplane string) Finding {
+func ManualActivationFinding(pkg string, run *installed.Revision, crossplane string) findings.Finding {
 	msg := fmt.Sprintf("%s activates revisions by hand: the new revision waits until activated (pass --activate)", pkg)
 	if run != nil {
 		msg = fmt.Sprintf("%s activates revisions by hand: Crossplane deactivates its running revision %s at once and %s runs nothing until the new revision is activated (pass --activate)", pkg, run.Name, pkg)
 	}
-	switch v24, known := fromV24(crossplane); {
+	switch v24, known := FromV24(crossplane); {
 	case known && v24:
 		msg += fmt.Sprintf("; on Crossplane %s, running here, any edit of its spec does the same, not only a new package reference", crossplane)
 	case !known:
 		msg += "; from Crossplane v2.4 any edit of its spec does the same, not only a new package reference"
 	}
-	return Finding{Rule: RuleManualActivation, Severity: Info, Object: pkg, Message: msg}
+	return findings.Finding{Rule: findings.RuleManualActivation, Severity: findings.Info, Object: pkg, Message: msg}
 }
 
-// runtimeRestartFinding says that a change of a provider or function
+// RuntimeRestartFinding says that a change of a provider or function
 // restarts its runtime: each revision runs in a Deployment of its own,
 // which Crossplane deletes when it deactivates the revision. Under Manual
 // activation without --activate nothing starts (manualActivationFinding).
-func runtimeRestartFinding(p *installed.Package, run *installed.Revision, manual bool) *Finding {
+func RuntimeRestartFinding(p *installed.Package, run *installed.Revision, manual bool) *findings.Finding {
 	if manual || run == nil || (p.Kind != "Provider" && p.Kind != "Function") {
 		return nil
 	}
 	kn := p.KindName()
-	return &Finding{Rule: RuleRuntimeRestart, Severity: Info, Object: kn,
+	return &findings.Finding{Rule: findings.RuleRuntimeRestart, Severity: findings.Info, Object: kn,
 		Message: fmt.Sprintf("%s's runtime restarts: Crossplane deletes the Deployment of its running revision %s and starts the new revision's; until its pods are ready, nothing reconciles what %s manages", kn, run.Name, kn)}
 }
 
-// fromV24 reports whether a Crossplane version is v2.4 or later, and
+// FromV24 reports whether a Crossplane version is v2.4 or later, and
 // whether that is known at all.
-func fromV24(version string) (v24, known bool) {
+func FromV24(version string) (v24, known bool) {
 	v, err := releases.Parse(version)
 	if err != nil {
 		return false, false
@@ -176,10 +168,10 @@ func fromV24(version string) (v24, known bool) {
 	return !v.LessThan(semver.MustParse("v2.4.0-0")), true
 }
 
-// crossplaneVersionFinding checks the target's spec.crossplane.version
+// CrossplaneVersionFinding checks the target's spec.crossplane.version
 // against the running Crossplane ("" when unknown: unread says why). A
 // check that could not run is a warning that says why, never a pass.
-func crossplaneVersionFinding(constraint, running string, unread error, namespace, target string) *Finding {
+func CrossplaneVersionFinding(constraint, running string, unread error, namespace, target string) *findings.Finding {
 	if constraint == "" {
 		return nil
 	}
@@ -193,60 +185,46 @@ func crossplaneVersionFinding(constraint, running string, unread error, namespac
 		case unread != nil:
 			why = exit.Message(unread)
 		}
-		return &Finding{Rule: RuleCrossplaneVersion, Severity: Warning,
+		return &findings.Finding{Rule: findings.RuleCrossplaneVersion, Severity: findings.Warning,
 			Message: fmt.Sprintf("%s needs Crossplane %s, which could not be checked: %s; check it with kubectl get deployment crossplane -n %s", target, constraint, why, namespace)}
 	}
-	ok, err := satisfies(constraint, running)
+	ok, err := versions.Satisfies(constraint, running)
 	if err != nil {
-		return &Finding{Rule: RuleCrossplaneVersion, Severity: Warning,
+		return &findings.Finding{Rule: findings.RuleCrossplaneVersion, Severity: findings.Warning,
 			Message: fmt.Sprintf("%s needs Crossplane %q, which cannot be checked against %s: %v", target, constraint, running, err)}
 	}
 	if ok {
-		return &Finding{Rule: RuleCrossplaneVersion, Severity: Info,
+		return &findings.Finding{Rule: findings.RuleCrossplaneVersion, Severity: findings.Info,
 			Message: fmt.Sprintf("%s needs Crossplane %s; Crossplane %s runs", target, constraint, running)}
 	}
-	return &Finding{Rule: RuleCrossplaneVersion, Severity: Blocking,
+	return &findings.Finding{Rule: findings.RuleCrossplaneVersion, Severity: findings.Blocking,
 		Message: fmt.Sprintf("%s needs Crossplane %s, but Crossplane %s runs: the package manager would refuse it; upgrade Crossplane first", target, constraint, running)}
 }
 
-// satisfies checks a version against a semver constraint the way the
-// package manager does.
-func satisfies(constraint, version string) (bool, error) {
-	c, err := semver.NewConstraint(constraint)
-	if err != nil {
-		return false, err
-	}
-	v, err := semver.NewVersion(version)
-	if err != nil {
-		return false, err
-	}
-	return c.Check(v), nil
-}
-
-// dependentFindings: installed packages whose dependsOn (in the Lock)
+// DependentFindings: installed packages whose dependsOn (in the Lock)
 // excludes the target version of repo.
-func dependentFindings(lock []installed.LockPackage, pkgs []*installed.Package, repo, version string) []Finding {
-	var out []Finding
+func DependentFindings(lock []installed.LockPackage, pkgs []*installed.Package, repo, version string) []findings.Finding {
+	var out []findings.Finding
 	for _, d := range installed.Dependents(lock, repo) {
 		for _, dep := range d.Dependencies {
 			if reference.Repository(dep.Package) != repo || dep.Constraints == "" {
 				continue
 			}
-			ok, err := satisfies(dep.Constraints, version)
+			ok, err := versions.Satisfies(dep.Constraints, version)
 			if err == nil && ok {
 				continue
 			}
-			who := packageName(pkgs, d.Source)
-			out = append(out, Finding{Rule: RuleDependentConstraint, Severity: Blocking, Object: who,
+			who := PackageName(pkgs, d.Source)
+			out = append(out, findings.Finding{Rule: findings.RuleDependentConstraint, Severity: findings.Blocking, Object: who,
 				Message: fmt.Sprintf("%s depends on %s %s, which excludes %s: upgrade %s to a version that allows it first", who, repo, dep.Constraints, version, who)})
 		}
 	}
 	return out
 }
 
-// packageName is the installed package of a repository as kind/name
+// PackageName is the installed package of a repository as kind/name
 // (what the verbs take), else the repository itself.
-func packageName(pkgs []*installed.Package, repo string) string {
+func PackageName(pkgs []*installed.Package, repo string) string {
 	for _, p := range pkgs {
 		if reference.Repository(p.Source) == reference.Repository(repo) {
 			return p.KindName()
@@ -255,11 +233,11 @@ func packageName(pkgs []*installed.Package, repo string) string {
 	return repo
 }
 
-// dependencyFindings: the target's dependencies against what runs. A
+// DependencyFindings: the target's dependencies against what runs. A
 // dependency that is not installed is looked up with available: with no
 // version in its registry that matches, the package manager cannot
 // resolve it and the Lock stalls, for every package in the cluster.
-func dependencyFindings(meta *xpkg.Meta, lock []installed.LockPackage, pkgs []*installed.Package, target string, available func(xpkg.Dependency) (bool, error)) []Finding {
+func DependencyFindings(meta *xpkg.Meta, lock []installed.LockPackage, pkgs []*installed.Package, target string, available func(xpkg.Dependency) (bool, error)) []findings.Finding {
 	if meta == nil {
 		return nil
 	}
@@ -267,7 +245,7 @@ func dependencyFindings(meta *xpkg.Meta, lock []installed.LockPackage, pkgs []*i
 	for _, lp := range lock {
 		installed[reference.Repository(lp.Source)] = lp.Version
 	}
-	var out []Finding
+	var out []findings.Finding
 	for _, d := range meta.DependsOn {
 		repo := reference.Repository(d.Package)
 		have, ok := installed[repo]
@@ -278,11 +256,11 @@ func dependencyFindings(meta *xpkg.Meta, lock []installed.LockPackage, pkgs []*i
 		case d.Version == "":
 			continue
 		}
-		if ok, err := satisfies(d.Version, have); err == nil && ok {
+		if ok, err := versions.Satisfies(d.Version, have); err == nil && ok {
 			continue
 		}
-		who := packageName(pkgs, repo)
-		out = append(out, Finding{Rule: RuleDependencyConstraint, Severity: Warning, Object: who,
+		who := PackageName(pkgs, repo)
+		out = append(out, findings.Finding{Rule: findings.RuleDependencyConstraint, Severity: findings.Warning, Object: who,
 			Message: fmt.Sprintf("%s needs %s %s, but %s runs %s: Crossplane changes an installed dependency's version only with its alpha automatic dependency upgrades enabled, so the package stays unhealthy until %s is upgraded (kubectl xpkg upgrade %s)", target, d.Package, d.Version, who, have, who, who)})
 	}
 	return out
@@ -290,8 +268,8 @@ func dependencyFindings(meta *xpkg.Meta, lock []installed.LockPackage, pkgs []*i
 
 // missingDependency: a dependency the package manager will install, if
 // its registry has a version that matches.
-func missingDependency(d xpkg.Dependency, target string, available func(xpkg.Dependency) (bool, error)) Finding {
-	f := Finding{Rule: RuleDependencyConstraint, Severity: Info, Object: d.Package,
+func missingDependency(d xpkg.Dependency, target string, available func(xpkg.Dependency) (bool, error)) findings.Finding {
+	f := findings.Finding{Rule: findings.RuleDependencyConstraint, Severity: findings.Info, Object: d.Package,
 		Message: fmt.Sprintf("%s needs %s %s, which is not installed: the package manager will install the newest version that matches", target, d.Package, d.Version)}
 	if available == nil {
 		return f
@@ -299,36 +277,36 @@ func missingDependency(d xpkg.Dependency, target string, available func(xpkg.Dep
 	ok, err := available(d)
 	switch {
 	case source.NotFound(err):
-		f.Severity = Blocking
+		f.Severity = findings.Blocking
 		f.Message = fmt.Sprintf("%s needs %s %s, which is not installed, and its repository does not exist (%s): the package manager cannot resolve it, and the Lock stalls for every package in the cluster until it can; publish it or fix the dependency", target, d.Package, d.Version, exit.Message(err))
 	case err != nil:
-		f.Severity = Warning
+		f.Severity = findings.Warning
 		f.Message = fmt.Sprintf("%s needs %s %s, which is not installed, and its versions could not be listed (%s): if none matches, the package manager cannot resolve it and the Lock stalls for every package", target, d.Package, d.Version, exit.Message(err))
 	case !ok:
-		f.Severity = Blocking
+		f.Severity = findings.Blocking
 		f.Message = fmt.Sprintf("%s needs %s %s, which is not installed, and no version of it in its registry matches: the package manager cannot resolve it, and the Lock stalls for every package in the cluster until it can; publish a matching version or change the constraint", target, d.Package, d.Version)
 	}
 	return f
 }
 
-// downgradeFinding: a target older than what runs. It stops an upgrade
+// DowngradeFinding: a target older than what runs. It stops an upgrade
 // (say rollback when that is meant) and is only noted for a rollback.
-func downgradeFinding(action, from, to string) *Finding {
+func DowngradeFinding(rollback bool, from, to string) *findings.Finding {
 	fv, err1 := semver.NewVersion(from)
 	tv, err2 := semver.NewVersion(to)
 	if err1 != nil || err2 != nil || !tv.LessThan(fv) {
 		return nil
 	}
-	if action == ActionRollback {
-		return &Finding{Rule: RuleDowngrade, Severity: Info, Message: fmt.Sprintf("%s is older than the running %s", to, from)}
+	if rollback {
+		return &findings.Finding{Rule: findings.RuleDowngrade, Severity: findings.Info, Message: fmt.Sprintf("%s is older than the running %s", to, from)}
 	}
-	return &Finding{Rule: RuleDowngrade, Severity: Blocking,
+	return &findings.Finding{Rule: findings.RuleDowngrade, Severity: findings.Blocking,
 		Message: fmt.Sprintf("%s is older than the running %s: use kubectl xpkg rollback to go back, or --force", to, from)}
 }
 
-// breakingFindings sums up the diff's other breaking changes.
-func breakingFindings(r *diff.Report) []Finding {
-	var out []Finding
+// BreakingFindings sums up the diff's other breaking changes.
+func BreakingFindings(r *diff.Report) []findings.Finding {
+	var out []findings.Finding
 	for _, obj := range r.Objects {
 		n := 0
 		var first string
@@ -347,23 +325,23 @@ func breakingFindings(r *diff.Report) []Finding {
 		if n > 1 {
 			msg += fmt.Sprintf(" (and %d more breaking changes: kubectl xpkg diff shows them)", n-1)
 		}
-		out = append(out, Finding{Rule: RuleBreakingChange, Severity: Warning, Object: obj.Label(), Message: msg, Count: count(int64(n))})
+		out = append(out, findings.Finding{Rule: findings.RuleBreakingChange, Severity: findings.Warning, Object: obj.Label(), Message: msg, Count: findings.Count(int64(n))})
 	}
 	return out
 }
 
-// pinnedFindings: a package that others depend on with a version range
+// PinnedFindings: a package that others depend on with a version range
 // cannot be pinned by digest. The package manager records a pinned
 // package's version in the Lock as its digest, does not match it against
 // a range, reports the dependency missing, and the dependent turns
 // unhealthy (crossplane/crossplane#7458; seen with Crossplane v2.3.4).
-func pinnedFindings(holds []versions.Hold, pkg, target string) []Finding {
-	var out []Finding
+func PinnedFindings(holds []versions.Hold, pkg, target string) []findings.Finding {
+	var out []findings.Finding
 	for _, h := range holds {
 		if _, err := semver.NewConstraint(h.Constraint); err != nil {
 			continue // a digest constraint compares digests: that works
 		}
-		out = append(out, Finding{Rule: RulePinnedDependency, Severity: Blocking, Object: h.By,
+		out = append(out, findings.Finding{Rule: findings.RulePinnedDependency, Severity: findings.Blocking, Object: h.By,
 			Message: fmt.Sprintf("%s depends on %s %s; pinned by digest, %s is recorded in the Lock as %s, which Crossplane does not match against a version range: it reports the dependency missing and %s turns unhealthy; move %s without a digest",
 				h.By, pkg, h.Constraint, pkg, reference.Digest(target), h.By, pkg)})
 	}

@@ -1,11 +1,13 @@
-package action
+package diagnose
 
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
@@ -18,13 +20,13 @@ import (
 
 // recordedOps are the records of operations on the packages, by ID, with
 // the packages that carry each.
-func (s *state) recordedOps() (map[string]*installed.Operation, map[string][]string, []Finding) {
+func (s *State) recordedOps() (map[string]*installed.Operation, map[string][]string, []findings.Finding) {
 	ops, on := map[string]*installed.Operation{}, map[string][]string{}
-	var bad []Finding
+	var bad []findings.Finding
 	for _, p := range s.pkgs {
 		op, err := installed.ReadOperation(p)
 		if err != nil {
-			bad = append(bad, Finding{Rule: RuleUnfinishedOperation, Severity: Warning, Object: p.KindName(),
+			bad = append(bad, findings.Finding{Rule: findings.RuleUnfinishedOperation, Severity: findings.Warning, Object: p.KindName(),
 				Message: err.Error() + ": kubectl-xpkg wrote no such record; remove it (kubectl annotate " + strings.Replace(p.KindName(), "/", " ", 1) + " " + installed.OperationAnnotation + "-)"})
 			continue
 		}
@@ -36,33 +38,37 @@ func (s *state) recordedOps() (map[string]*installed.Operation, map[string][]str
 	return ops, on, bad
 }
 
-// opOf is the record on p, nil without one.
-func opOf(p *installed.Package) *installed.Operation {
-	op, _ := installed.ReadOperation(p)
-	return op
+// RenameCommand is the command that resumes (or, undo, undoes) the
+// rename op records.
+func RenameCommand(op *installed.Operation, undo bool) string {
+	cmd := fmt.Sprintf("kubectl xpkg rename %s %s", op.From, op.NewName())
+	if undo {
+		cmd += " --undo"
+	}
+	return cmd + " --yes"
 }
 
 // unfinishedOperations: a record left on a package is a change cut short
 // (unless it runs now): the packages stay half-changed until the same
 // command finishes it or undoes it.
-func (s *state) unfinishedOperations() []Finding {
+func (s *State) unfinishedOperations() []findings.Finding {
 	ops, on, out := s.recordedOps()
-	for _, id := range slices.Sorted(mapKeys(ops)) {
+	for _, id := range slices.Sorted(maps.Keys(ops)) {
 		op := ops[id]
 		at := fmt.Sprintf("step %d of %d (%s)", op.Step, op.Of, op.StepName)
-		way := fmt.Sprintf("finish it: %s; or undo it: %s", renameCommand(op, false), renameCommand(op, true))
+		way := fmt.Sprintf("finish it: %s; or undo it: %s", RenameCommand(op, false), RenameCommand(op, true))
 		switch {
-		case op.Operation == ActionUpgradeFamily:
+		case op.Operation == installed.OperationUpgradeFamily:
 			out = append(out, s.unfinishedFamily(op, on[id]))
 			continue
-		case op.Operation != ActionRename:
+		case op.Operation != installed.OperationRename:
 			way = "finish it with the kubectl-xpkg that began it"
 		case s.pkgByKey[op.From] == nil:
-			way = fmt.Sprintf("%s is deleted already, so it can only be finished: %s", op.From, renameCommand(op, false))
+			way = fmt.Sprintf("%s is deleted already, so it can only be finished: %s", op.From, RenameCommand(op, false))
 		case op.Undo:
-			way = fmt.Sprintf("its undo had begun; finish the undo: %s", renameCommand(op, true))
+			way = fmt.Sprintf("its undo had begun; finish the undo: %s", RenameCommand(op, true))
 		}
-		out = append(out, Finding{Rule: RuleUnfinishedOperation, Severity: Blocking, Object: op.From, Count: count(int64(len(on[id]))),
+		out = append(out, findings.Finding{Rule: findings.RuleUnfinishedOperation, Severity: findings.Blocking, Object: op.From, Count: findings.Count(int64(len(on[id]))),
 			Message: fmt.Sprintf("%s %s of %s to %s stopped at %s, recorded on %s: unless it is running now, it was cut short and the packages stay half-changed; do not unpause or delete either package by hand (the resolver then installs a twin, and two nodes for one source stop every package); %s",
 				op.Operation, id, op.From, op.To, at, strings.Join(on[id], ", "), way)})
 	}
@@ -72,11 +78,11 @@ func (s *state) unfinishedOperations() []Finding {
 // unfinishedFamily: upgrade --family cut short leaves the family half
 // moved: the same command finishes it (providers at the version are no
 // step), and each provider moved goes back with rollback.
-func (s *state) unfinishedFamily(op *installed.Operation, on []string) Finding {
+func (s *State) unfinishedFamily(op *installed.Operation, on []string) findings.Finding {
 	var back []string
 	for _, kn := range on {
 		if p := s.pkgByKey[kn]; p != nil {
-			if rec := opOf(p); rec != nil && rec.Was != "" && rec.Was != p.Source {
+			if rec := installed.OperationOf(p); rec != nil && rec.Was != "" && rec.Was != p.Source {
 				back = append(back, fmt.Sprintf("kubectl xpkg rollback %s (to %s)", kn, rec.Was))
 			}
 		}
@@ -85,7 +91,7 @@ func (s *state) unfinishedFamily(op *installed.Operation, on []string) Finding {
 	if len(back) > 0 {
 		undo = "; or put back what it moved: " + strings.Join(back, "; ")
 	}
-	return Finding{Rule: RuleUnfinishedOperation, Severity: Blocking, Object: on[0], Count: count(int64(len(on))),
+	return findings.Finding{Rule: findings.RuleUnfinishedOperation, Severity: findings.Blocking, Object: on[0], Count: findings.Count(int64(len(on))),
 		Message: fmt.Sprintf("upgrade --family %s to %s (%s) stopped at step %d of %d (%s), recorded on %s: unless it is running now, it was cut short and the family is half moved; finish it: kubectl xpkg upgrade --family %s %s%s",
 			op.From, op.To, op.ID, op.Step, op.Of, op.StepName, strings.Join(on, ", "), op.From, op.To, undo)}
 }
@@ -93,23 +99,23 @@ func (s *state) unfinishedFamily(op *installed.Operation, on []string) Finding {
 // partOf says which recorded operation p is part of, as a clause ("" for
 // none), and how to end it.
 func partOf(p *installed.Package) string {
-	op := opOf(p)
-	if op == nil || op.Operation != ActionRename {
+	op := installed.OperationOf(p)
+	if op == nil || op.Operation != installed.OperationRename {
 		return ""
 	}
-	return fmt.Sprintf("; it is part of rename %s of %s to %s (unfinished-operation): finish it (%s) or undo it (%s) rather than change it by hand", op.ID, op.From, op.To, renameCommand(op, false), renameCommand(op, true))
+	return fmt.Sprintf("; it is part of rename %s of %s to %s (unfinished-operation): finish it (%s) or undo it (%s) rather than change it by hand", op.ID, op.From, op.To, RenameCommand(op, false), RenameCommand(op, true))
 }
 
 // pausedPackages: the package manager leaves a paused package alone, and
 // its conditions stay what they were (Healthy=True while nothing runs).
-func (s *state) pausedPackages() []Finding {
-	var out []Finding
+func (s *State) pausedPackages() []findings.Finding {
+	var out []findings.Finding
 	for _, p := range s.pkgs {
 		if !p.Paused() {
 			continue
 		}
 		msg := fmt.Sprintf("%s is paused (%s: \"true\"): the package manager makes, activates and deactivates none of its revisions, and its Installed and Healthy conditions are those from before the pause", p.KindName(), installed.PausedAnnotation)
-		if cur := s.revByName[p.CurrentRevision]; cur != nil && !isActive(cur) {
+		if cur := s.revByName[p.CurrentRevision]; cur != nil && !cur.IsActive() {
 			msg += fmt.Sprintf("; its current revision %s is inactive: it runs nothing", cur.Name)
 		}
 		if part := partOf(p); part != "" {
@@ -117,23 +123,23 @@ func (s *state) pausedPackages() []Finding {
 		} else {
 			msg += fmt.Sprintf("; unpause it: kubectl annotate %s %s-", strings.Replace(p.KindName(), "/", " ", 1), installed.PausedAnnotation)
 		}
-		out = append(out, Finding{Rule: RulePackagePaused, Severity: Warning, Object: p.KindName(), Message: msg})
+		out = append(out, findings.Finding{Rule: findings.RulePackagePaused, Severity: findings.Warning, Object: p.KindName(), Message: msg})
 	}
 	return out
 }
 
 // noRevisions: a package without a revision installs and runs nothing.
-func (s *state) noRevisions() []Finding {
-	var out []Finding
+func (s *State) noRevisions() []findings.Finding {
+	var out []findings.Finding
 	for _, p := range s.pkgs {
-		if !s.revsRead[p.Kind] || p.Object.GetDeletionTimestamp() != nil || len(s.revisionsOf(p)) > 0 {
+		if !s.revsRead[p.Kind] || p.Object.GetDeletionTimestamp() != nil || len(s.RevisionsOf(p)) > 0 {
 			continue
 		}
 		why := fmt.Sprintf("the package manager has made none (kubectl xpkg describe %s says why)", p.KindName())
 		if p.Paused() {
 			why = fmt.Sprintf("it is paused (%s), so the package manager makes none", installed.PausedAnnotation)
 		}
-		out = append(out, Finding{Rule: RuleNoRevision, Severity: Warning, Object: p.KindName(),
+		out = append(out, findings.Finding{Rule: findings.RuleNoRevision, Severity: findings.Warning, Object: p.KindName(),
 			Message: fmt.Sprintf("%s has no revision: it installs and runs nothing; %s%s", p.KindName(), why, partOf(p))})
 	}
 	return out
@@ -144,16 +150,16 @@ func (s *state) noRevisions() []Finding {
 // while one is paused or inactive, the other's every change (and the
 // resolver) may bring them there. duplicate-lock-node tells the case
 // where both are in the Lock already.
-func (s *state) duplicatePackages() []Finding {
+func (s *State) duplicatePackages() []findings.Finding {
 	byRepo := map[string][]*installed.Package{}
 	for _, p := range s.pkgs {
 		repo := reference.Repository(p.Source)
 		byRepo[repo] = append(byRepo[repo], p)
 	}
-	var out []Finding
-	for _, repo := range slices.Sorted(mapKeys(byRepo)) {
+	var out []findings.Finding
+	for _, repo := range slices.Sorted(maps.Keys(byRepo)) {
 		ps := byRepo[repo]
-		if len(ps) < 2 || s.lockNodes(repo) > 1 {
+		if len(ps) < 2 || len(s.nodes.Repo(repo)) > 1 {
 			continue
 		}
 		out = append(out, s.duplicatePackage(repo, ps))
@@ -161,18 +167,7 @@ func (s *state) duplicatePackages() []Finding {
 	return out
 }
 
-// lockNodes counts the Lock's entries for repo.
-func (s *state) lockNodes(repo string) int {
-	n := 0
-	for _, lp := range s.lock {
-		if installed.SameRepo(lp.Source, repo) {
-			n++
-		}
-	}
-	return n
-}
-
-func (s *state) duplicatePackage(repo string, ps []*installed.Package) Finding {
+func (s *State) duplicatePackage(repo string, ps []*installed.Package) findings.Finding {
 	var names []string
 	var op *installed.Operation
 	for _, p := range ps {
@@ -181,37 +176,37 @@ func (s *state) duplicatePackage(repo string, ps []*installed.Package) Finding {
 			n += " (paused)"
 		}
 		names = append(names, n)
-		op = cmp.Or(op, opOf(p))
+		op = cmp.Or(op, installed.OperationOf(p))
 	}
 	head := fmt.Sprintf("%s install %s: the Lock takes one node per source, and once both have an active revision in it Crossplane resolves no package's dependencies", strings.Join(names, ", "), repo)
 	way := ""
-	switch want := resolverName(repo); {
-	case op != nil && op.Operation == ActionRename:
-		way = fmt.Sprintf("they are the two packages of rename %s (unfinished-operation): finish it (%s) or undo it (%s); deleting the new one and unpausing the old by hand lets the resolver install a twin", op.ID, renameCommand(op, false), renameCommand(op, true))
+	switch want := ResolverName(repo); {
+	case op != nil && op.Operation == installed.OperationRename:
+		way = fmt.Sprintf("they are the two packages of rename %s (unfinished-operation): finish it (%s) or undo it (%s); deleting the new one and unpausing the old by hand lets the resolver install a twin", op.ID, RenameCommand(op, false), RenameCommand(op, true))
 	case s.pkgByKey[installed.KindName(ps[0].Kind, want)] != nil:
 		way = fmt.Sprintf("Crossplane's resolver keeps %s (its name for the repository, which it installs again whenever the Lock has no entry for it): delete the other (first check with kubectl xpkg describe which definitions only its revision owns: they go with it)", installed.KindName(ps[0].Kind, want))
 	default:
 		way = "keep one and delete the others (kubectl xpkg describe shows what each revision installed; definitions only a deleted revision owns go with it)"
 	}
-	return Finding{Rule: RuleDuplicatePackage, Severity: Blocking, Object: ps[0].KindName(), Count: count(int64(len(ps))), Message: head + "; " + way}
+	return findings.Finding{Rule: findings.RuleDuplicatePackage, Severity: findings.Blocking, Object: ps[0].KindName(), Count: findings.Count(int64(len(ps))), Message: head + "; " + way}
 }
 
 // inactiveRevisions: a package under Automatic activation none of whose
 // revisions is active runs nothing, though its conditions (kept while it
 // is paused) may say Healthy; the dependents of its source report it
 // missing.
-func (s *state) inactiveRevisions() []Finding {
-	var out []Finding
+func (s *State) inactiveRevisions() []findings.Finding {
+	var out []findings.Finding
 	for _, p := range s.pkgs {
-		revs := s.revisionsOf(p)
-		if p.ActivationPolicy == "Manual" || !s.revsRead[p.Kind] || len(revs) == 0 || slices.ContainsFunc(revs, isActive) {
+		revs := s.RevisionsOf(p)
+		if p.ActivationPolicy == "Manual" || !s.revsRead[p.Kind] || len(revs) == 0 || slices.ContainsFunc(revs, (*installed.Revision).IsActive) {
 			continue
 		}
-		f := Finding{Rule: RuleInactiveRevision, Severity: Warning, Object: p.KindName()}
+		f := findings.Finding{Rule: findings.RuleInactiveRevision, Severity: findings.Warning, Object: p.KindName()}
 		msg := fmt.Sprintf("%s activates its revisions automatically, but none of its %d revision(s) is active (its current revision %s is inactive): it runs nothing, whatever its Installed and Healthy conditions say",
 			p.KindName(), len(revs), cmp.Or(p.CurrentRevision, "(none)"))
 		if deps := installed.Dependents(s.lock, reference.Repository(p.Source)); len(deps) > 0 {
-			f.Severity = Blocking
+			f.Severity = findings.Blocking
 			var by []string
 			for _, d := range deps {
 				by = append(by, s.entryOwner(d))

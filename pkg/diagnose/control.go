@@ -1,4 +1,4 @@
-package action
+package diagnose
 
 import (
 	"fmt"
@@ -11,12 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 // revisionController is a definition's controller reference and its place
 // in metadata.ownerReferences, when the controller is a package revision.
-func (s *state) revisionController(d *cluster.DefinitionMeta) (metav1.OwnerReference, int, bool) {
+func (s *State) revisionController(d *cluster.DefinitionMeta) (metav1.OwnerReference, int, bool) {
 	for i, o := range d.Owners {
 		if o.Controller != nil && *o.Controller {
 			_, ok := s.revisionKinds[groupKind(o)]
@@ -26,9 +27,9 @@ func (s *state) revisionController(d *cluster.DefinitionMeta) (metav1.OwnerRefer
 	return metav1.OwnerReference{}, -1, false
 }
 
-// orphanRef is a definition whose controller reference names a package
+// OrphanRef is a definition whose controller reference names a package
 // revision that no longer exists: what removing that reference needs.
-type orphanRef struct {
+type OrphanRef struct {
 	// Resource is cluster.ResourceCRDs or cluster.ResourceMRDs.
 	Resource        string
 	Name            string
@@ -42,19 +43,19 @@ type orphanRef struct {
 	OwnerName       string
 }
 
-// orphanedControllers are the definitions controlled by a revision that no
+// OrphanedControllers are the definitions controlled by a revision that no
 // longer exists (no revision of its kind has its UID: a revision made
 // again under the same name is another), judged only where every revision
 // of that kind could be read.
-func (s *state) orphanedControllers() []orphanRef {
-	var out []orphanRef
+func (s *State) OrphanedControllers() []OrphanRef {
+	var out []OrphanRef
 	for i := range s.defs {
 		d := &s.defs[i]
 		o, at, ok := s.revisionController(d)
 		if !ok || !s.revsRead[s.revisionKinds[groupKind(o)]] || s.revByUID[o.UID] != nil {
 			continue
 		}
-		out = append(out, orphanRef{Resource: d.Resource, Name: d.Name, UID: d.UID, ResourceVersion: d.ResourceVersion,
+		out = append(out, OrphanRef{Resource: d.Resource, Name: d.Name, UID: d.UID, ResourceVersion: d.ResourceVersion,
 			Index: at, OwnerAPIVersion: o.APIVersion, OwnerKind: o.Kind, OwnerUID: string(o.UID), OwnerName: o.Name})
 	}
 	return out
@@ -68,10 +69,10 @@ func (s *state) orphanedControllers() []orphanRef {
 // its own kind and either no longer exists or is an inactive revision of
 // its own package (demoteOldController). A revision of another package it
 // never displaces.
-func (s *state) controlConflicts() []Finding {
-	var out []Finding
+func (s *State) controlConflicts() []findings.Finding {
+	var out []findings.Finding
 	said := map[string]bool{}
-	for _, o := range s.orphanedControllers() {
+	for _, o := range s.OrphanedControllers() {
 		out = append(out, s.orphanFinding(o))
 		said[o.Name] = true
 	}
@@ -87,18 +88,18 @@ func (s *state) controlConflicts() []Finding {
 // orphanFinding: blocking, unless the running Crossplane takes control
 // from the gone revision itself (v2.4.2 and later, when every package that
 // installs the definition is of the gone revision's kind).
-func (s *state) orphanFinding(o orphanRef) Finding {
+func (s *State) orphanFinding(o OrphanRef) findings.Finding {
 	who := s.installers(s.definition(o.Resource, o.Name))
 	what := fmt.Sprintf("%s %s is controlled by %s %s (uid %s, ownerReferences[%d]), which no longer exists", defKind(o.Resource), o.Name, o.OwnerKind, o.OwnerName, o.OwnerUID, o.Index)
 	if len(who) > 0 {
 		what += "; " + strings.Join(who, ", ") + " install(s) it"
 	}
-	f := Finding{Rule: RuleControlConflict, Severity: Blocking, Object: defObject(o.Resource, o.Name),
+	f := findings.Finding{Rule: findings.RuleControlConflict, Severity: findings.Blocking, Object: DefinitionObject(o.Resource, o.Name),
 		Message: what + fmt.Sprintf(": Crossplane's package manager takes control of no object another revision controls (up to v2.3 whichever revision that is; v2.4.2 and later take it from a gone revision of their own kind), so the revision that installs it stays unhealthy (%s is already controlled by %s %s), and the API server's garbage collector, which drops references to deleted owners, has not dropped it",
 			o.Name, o.OwnerKind, o.OwnerName)}
 	kind := s.revisionKinds[schema.FromAPIVersionAndKind(o.OwnerAPIVersion, o.OwnerKind).GroupKind()]
 	if v := s.version(); versionIn(v, "v2.4.2", "") && len(who) > 0 && allOfKind(who, kind) {
-		f.Severity = Warning
+		f.Severity = findings.Warning
 		f.Message = what + fmt.Sprintf(": Crossplane %s takes control from a gone revision of its own kind when the revision that installs it next reconciles, but the reference stays while the API server's garbage collector, which drops references to deleted owners, does not drop it", v)
 	}
 	f.Message += ". Remove it: " + patchOwnerCommand(o)
@@ -107,7 +108,7 @@ func (s *state) orphanFinding(o orphanRef) Finding {
 
 // patchOwnerCommand removes the reference o names, and only it: the test
 // fails when the references changed since doctor read them.
-func patchOwnerCommand(o orphanRef) string {
+func patchOwnerCommand(o OrphanRef) string {
 	return fmt.Sprintf(`kubectl patch %s %s --type=json -p '[{"op":"test","path":"/metadata/ownerReferences/%d/uid","value":"%s"},{"op":"remove","path":"/metadata/ownerReferences/%d"}]'`,
 		patchResource(o.Resource), o.Name, o.Index, o.OwnerUID, o.Index)
 }
@@ -121,7 +122,7 @@ func allOfKind(names []string, kind string) bool {
 // installers are the packages that install a definition: its owners of a
 // package kind (every revision makes its package an owner of what it
 // installs) and the packages whose active revision records it.
-func (s *state) installers(d *cluster.DefinitionMeta) []string {
+func (s *State) installers(d *cluster.DefinitionMeta) []string {
 	if d == nil {
 		return nil
 	}
@@ -145,7 +146,7 @@ func (s *state) installers(d *cluster.DefinitionMeta) []string {
 // contested: a definition another package's revision controls, which an
 // active revision records too (it installed it while it held it, and
 // cannot take it back).
-func (s *state) contested(d *cluster.DefinitionMeta) *Finding {
+func (s *State) contested(d *cluster.DefinitionMeta) *findings.Finding {
 	o, _, ok := s.revisionController(d)
 	c := s.revByUID[o.UID]
 	if !ok || c == nil {
@@ -160,7 +161,7 @@ func (s *state) contested(d *cluster.DefinitionMeta) *Finding {
 	if len(others) == 0 {
 		return nil
 	}
-	return &Finding{Rule: RuleControlConflict, Severity: Blocking, Object: defObject(d.Resource, d.Name),
+	return &findings.Finding{Rule: findings.RuleControlConflict, Severity: findings.Blocking, Object: DefinitionObject(d.Resource, d.Name),
 		Message: fmt.Sprintf("%s %s is controlled by revision %s of %s, and %s install(s) it too: Crossplane lets one revision control an object and never takes it from another package's, so the other cannot take control of it (%s is already controlled by %s %s); two packages cannot both install %s: uninstall one of them, or move it to a version that no longer ships it",
 			defKind(d.Resource), d.Name, c.Name, revPackage(c), strings.Join(others, ", "), d.Name, o.Kind, o.Name, d.Name)}
 }
@@ -172,18 +173,18 @@ var controlledBy = regexp.MustCompile(`(\S+) is already controlled by (\S+) (\S+
 // conflictConditions: an active revision that says it cannot take control
 // (past the moment an upgrade's hand-over takes), for an object not
 // already named from the definitions' own references.
-func (s *state) conflictConditions(said map[string]bool) []Finding {
-	var out []Finding
+func (s *State) conflictConditions(said map[string]bool) []findings.Finding {
+	var out []findings.Finding
 	for _, r := range s.revs {
 		c := revisionHealth(r)
-		if !isActive(r) || c == nil || c.Status != "False" || !strings.Contains(c.Message, "is already controlled by") || !installed.IsTerminal(c) {
+		if !r.IsActive() || c == nil || c.Status != "False" || !strings.Contains(c.Message, "is already controlled by") || !installed.IsTerminal(c) {
 			continue
 		}
 		m := controlledBy.FindStringSubmatch(c.Message)
 		if m != nil && said[m[1]] {
 			continue
 		}
-		out = append(out, Finding{Rule: RuleControlConflict, Severity: Blocking, Object: revPackage(r),
+		out = append(out, findings.Finding{Rule: findings.RuleControlConflict, Severity: findings.Blocking, Object: revPackage(r),
 			Message: fmt.Sprintf("%s's revision %s cannot take control of what its package installs: %s%s", revPackage(r), r.Name, c.Message, s.conflictWayOut(r, m))})
 	}
 	return out
@@ -191,7 +192,7 @@ func (s *state) conflictConditions(said map[string]bool) []Finding {
 
 // conflictWayOut says, from what the condition names, who holds the
 // object and what lets the revision take it.
-func (s *state) conflictWayOut(r *installed.Revision, m []string) string {
+func (s *State) conflictWayOut(r *installed.Revision, m []string) string {
 	if m == nil {
 		return ""
 	}
@@ -210,7 +211,7 @@ func (s *state) conflictWayOut(r *installed.Revision, m []string) string {
 
 // readRevisionKind reports whether kind is a revision kind whose revisions
 // were all read.
-func (s *state) readRevisionKind(kind string) bool {
+func (s *State) readRevisionKind(kind string) bool {
 	for gk, pk := range s.revisionKinds {
 		if gk.Kind == kind && s.revsRead[pk] {
 			return true

@@ -1,4 +1,4 @@
-package action
+package diagnose
 
 import (
 	"cmp"
@@ -8,23 +8,15 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
 
-// The messages Crossplane's package manager writes that doctor reads
-// (internal/controller/pkg/revision and .../resolver): a revision that
-// cannot resolve its dependencies says errResolveDeps, and when the cause
-// is the Lock's graph as a whole, errInitDAG after it.
-const (
-	errResolveDeps = "cannot resolve package dependencies"
-	errInitDAG     = "cannot initialize dependency graph from the packages in the lock"
-)
-
-// resolverName is the name Crossplane's resolver gives the package it
+// ResolverName is the name Crossplane's resolver gives the package it
 // installs for a dependency on repo (xpkg.ToDNSLabel of the repository
 // path, as reference.DefaultName derives it); "" when repo does not parse.
-func resolverName(repo string) string {
+func ResolverName(repo string) string {
 	r, err := name.ParseReference(repo, name.WeakValidation)
 	if err != nil {
 		return ""
@@ -39,30 +31,20 @@ func resolverName(repo string) string {
 // replaced in the Lock: only an Inactive revision removes itself), or from
 // two packages of one source (a custom-named package and the twin the
 // resolver installed under its own name).
-func (s *state) duplicateNodes() []Finding {
-	bySource := map[string][]installed.LockPackage{}
-	var sources []string
-	for _, lp := range s.lock {
-		if bySource[lp.Source] == nil {
-			sources = append(sources, lp.Source)
-		}
-		bySource[lp.Source] = append(bySource[lp.Source], lp)
-	}
-	var out []Finding
-	for _, src := range sources {
-		if entries := bySource[src]; len(entries) > 1 {
-			out = append(out, s.duplicate(src, entries))
-		}
+func (s *State) duplicateNodes() []findings.Finding {
+	var out []findings.Finding
+	for _, src := range s.nodes.Duplicated() {
+		out = append(out, s.duplicate(src, slices.Clone(s.nodes.Of(src))))
 	}
 	return out
 }
 
-func (s *state) duplicate(src string, entries []installed.LockPackage) Finding {
+func (s *State) duplicate(src string, entries []installed.LockPackage) findings.Finding {
 	slices.SortFunc(entries, func(a, b installed.LockPackage) int { return strings.Compare(a.Name, b.Name) })
 	var owners []*installed.Package
 	var parts []string
 	for _, lp := range entries {
-		p, _ := s.owner(lp.Name)
+		p, _ := s.Owner(lp.Name)
 		if p != nil && !slices.Contains(owners, p) {
 			owners = append(owners, p)
 		}
@@ -70,8 +52,8 @@ func (s *state) duplicate(src string, entries []installed.LockPackage) Finding {
 	}
 	head := fmt.Sprintf("the Lock holds %d nodes for %s: %s; Crossplane builds no dependency graph while it does (node %s already exists), so no package's dependencies resolve and every package may turn unhealthy",
 		len(entries), src, strings.Join(parts, ", "), src)
-	f := Finding{Rule: RuleDuplicateLockNode, Severity: Blocking, Object: "lock/lock", Count: count(int64(len(entries)))}
-	if len(owners) == 1 && len(entries) == countOwned(s, entries, owners[0]) {
+	f := findings.Finding{Rule: findings.RuleDuplicateLockNode, Severity: findings.Blocking, Object: "lock/lock", Count: findings.Count(int64(len(entries)))}
+	if len(owners) == 1 && len(entries) == s.countOwned(entries, owners[0]) {
 		f.Object = owners[0].KindName()
 		f.Message = head + ". " + s.keepRevision(owners[0], entries)
 		return f
@@ -81,10 +63,10 @@ func (s *state) duplicate(src string, entries []installed.LockPackage) Finding {
 }
 
 // countOwned counts the entries whose revision belongs to p.
-func countOwned(s *state, entries []installed.LockPackage, p *installed.Package) int {
+func (s *State) countOwned(entries []installed.LockPackage, p *installed.Package) int {
 	n := 0
 	for _, lp := range entries {
-		if o, _ := s.owner(lp.Name); o == p {
+		if o, _ := s.Owner(lp.Name); o == p {
 			n++
 		}
 	}
@@ -95,7 +77,7 @@ func countOwned(s *state, entries []installed.LockPackage, p *installed.Package)
 // package's current revision (status.currentRevision) and deactivates or
 // collects the others; deleting those is what clears the Lock (an entry
 // edited out of the Lock is written back by its revision).
-func (s *state) keepRevision(p *installed.Package, entries []installed.LockPackage) string {
+func (s *State) keepRevision(p *installed.Package, entries []installed.LockPackage) string {
 	var others []string
 	for _, lp := range entries {
 		if lp.Name != p.CurrentRevision {
@@ -114,8 +96,8 @@ func (s *state) keepRevision(p *installed.Package, entries []installed.LockPacka
 // keepPackage: of two packages of one source, the resolver keeps the one
 // under the name it gives the dependency, and installs that one again
 // whenever no Lock entry has the source (resolver.NewPackage).
-func (s *state) keepPackage(src string, entries []installed.LockPackage, owners []*installed.Package) string {
-	want := resolverName(src)
+func (s *State) keepPackage(src string, entries []installed.LockPackage, owners []*installed.Package) string {
+	want := ResolverName(src)
 	var names, others []string
 	var keep *installed.Package
 	for _, p := range owners {
@@ -134,123 +116,67 @@ func (s *state) keepPackage(src string, entries []installed.LockPackage, owners 
 		keep.KindName(), src, strings.Join(others, ", "))
 }
 
-// unresolved is the reason chain of an unresolvable dependency: the
-// Lock's Resolved=False message (the resolver's), each revision whose
-// own dependencies fail (dependency.go: missing or incompatible
-// dependencies, a digest that does not match), and for every source those
-// messages name, each installed package whose constraint on it takes part
-// and what runs it.
-func (s *state) unresolved() []Finding {
-	var out []Finding
-	if c := s.lockCond; c != nil {
-		msg := strings.TrimPrefix(c.Message, "Error occurred during dependency resolution ")
-		f := Finding{Rule: RuleDependencyUnresolved, Severity: Blocking, Object: "lock/lock",
-			Message: fmt.Sprintf("the Lock is not resolved (Resolved=False, %s: %s): Crossplane resolves no package's dependencies until it is%s", c.Reason, msg, s.chain(msg))}
-		out = append(out, f)
-	}
-	for _, r := range s.revs {
-		c := r.Condition("RevisionHealthy")
-		if c == nil || c.Status != "False" || !strings.Contains(c.Message, errResolveDeps) || strings.Contains(c.Message, errInitDAG) {
-			continue // the Lock's own failure is said once, above
-		}
-		p, _ := s.owner(r.Name)
-		if p == nil || p.CurrentRevision != r.Name {
+// StaleNode is a revision that holds a second Lock node for its
+// package's source and that the package manager itself would let go.
+type StaleNode struct {
+	Package  *installed.Package
+	Revision *installed.Revision
+	Source   string
+}
+
+// StaleNodes: of one package's revisions that hold a Lock node each for
+// one source, every one but the package's current revision, and only
+// while it is not active (an active one that is not current is the
+// package manager half-way through an upgrade: it deactivates it itself).
+// Deleting it is what clears the Lock: an entry edited out is written
+// back by its revision. Two packages of one source are left out: which
+// to keep is the user's call.
+func (s *State) StaleNodes() []StaleNode {
+	var out []StaleNode
+	for _, lp := range s.lock {
+		p, r := s.Owner(lp.Name)
+		entries := s.nodes.Of(lp.Source)
+		if len(entries) < 2 || p == nil || r == nil || r.Name == p.CurrentRevision ||
+			strings.EqualFold(r.DesiredState, "Active") || s.countOwned(entries, p) != len(entries) ||
+			!slices.ContainsFunc(entries, func(e installed.LockPackage) bool { return e.Name == p.CurrentRevision }) {
 			continue
 		}
-		out = append(out, Finding{Rule: RuleDependencyUnresolved, Severity: Blocking, Object: p.KindName(),
-			Message: fmt.Sprintf("%s (revision %s) cannot resolve its dependencies: %s%s", p.KindName(), r.Name, c.Message, s.chain(c.Message))})
+		out = append(out, StaleNode{Package: p, Revision: r, Source: lp.Source})
 	}
 	return out
 }
 
-// chain names, for each Lock source msg mentions, the packages whose
-// constraints on it take part and what runs it.
-func (s *state) chain(msg string) string {
-	var links []string
-	for _, src := range s.mentioned(msg) {
-		var needs []string
-		for _, lp := range installed.Dependents(s.lock, src) {
-			for _, d := range lp.Dependencies {
-				if installed.SameRepo(d.Package, src) {
-					needs = append(needs, fmt.Sprintf("%s requires %s", s.entryOwner(lp), cmp.Or(strings.TrimSpace(d.Constraints), "any version")))
-				}
-			}
-		}
-		runs := "is not installed"
-		if ps := s.packagesOf(src); len(ps) > 0 {
-			runs = fmt.Sprintf("has no Lock entry, though %s install(s) it (paused, inactive or without a revision: see package-paused, inactive-revision, package-no-revision)", strings.Join(ps, ", "))
-		}
-		if lp, ok := s.entryFor(src); ok {
-			runs = fmt.Sprintf("runs %s as %s", lp.Version, s.entryOwner(lp))
-		}
-		link := fmt.Sprintf("%s %s", src, runs)
-		if len(needs) > 0 {
-			link += "; " + strings.Join(needs, ", ")
-		}
-		links = append(links, link)
+// GoneEntries are the Lock's entries whose revision no longer exists,
+// judged only when every revision was read (nothing writes them back),
+// and the Lock's UID; none when the Lock was not read.
+func (s *State) GoneEntries() ([]installed.LockPackage, string) {
+	if !s.revsAll || s.lockObj == nil {
+		return nil, ""
 	}
-	if len(links) == 0 {
-		return ""
-	}
-	return ". Taking part: " + strings.Join(links, ". ")
-}
-
-// packagesOf names the packages of src, as kind/name.
-func (s *state) packagesOf(src string) []string {
-	var out []string
-	for _, p := range s.pkgs {
-		if installed.SameRepo(p.Source, src) {
-			out = append(out, p.KindName())
-		}
-	}
-	return out
-}
-
-// mentioned are the sources of the Lock (entries and dependencies) that
-// msg names, in the order it names them.
-func (s *state) mentioned(msg string) []string {
-	var srcs []string
-	add := func(src string) {
-		if src != "" && strings.Contains(msg, src) && !slices.Contains(srcs, src) {
-			srcs = append(srcs, src)
-		}
-	}
+	var out []installed.LockPackage
 	for _, lp := range s.lock {
-		add(lp.Source)
-		for _, d := range lp.Dependencies {
-			add(d.Package)
+		if _, r := s.Owner(lp.Name); r == nil && lp.Name != "" && lp.Source != "" {
+			out = append(out, lp)
 		}
 	}
-	// A source that is part of another (org/provider in
-	// org/provider-family) is not mentioned by the longer one alone.
-	at := map[string]int{}
-	for _, a := range srcs {
-		at[a] = strings.Index(blankLonger(msg, a, srcs), a)
-	}
-	srcs = slices.DeleteFunc(srcs, func(a string) bool { return at[a] < 0 })
-	slices.SortFunc(srcs, func(a, b string) int { return at[a] - at[b] })
-	return srcs
+	return out, string(s.lockObj.GetUID())
 }
 
-// blankLonger is msg with every source of srcs that contains a (but is
-// not a) blanked out, its length kept.
-func blankLonger(msg, a string, srcs []string) string {
-	for _, b := range srcs {
-		if b != a && strings.Contains(b, a) {
-			msg = strings.ReplaceAll(msg, b, strings.Repeat(" ", len(b)))
-		}
+// LockFindings judge a change made while the Lock is broken. Two nodes
+// for one source stop every package's dependency resolution, and no
+// change becomes healthy until one goes: blocking (doctor names them).
+// Another unresolved Lock is a warning: the change may be what resolves
+// it.
+func LockFindings(lock []installed.LockPackage, unresolved *installed.Condition) []findings.Finding {
+	if dups := installed.NodesBySource(lock).Duplicated(); len(dups) > 0 {
+		return []findings.Finding{{Rule: findings.RuleDuplicateLockNode, Severity: findings.Blocking, Object: "lock/lock",
+			Message: fmt.Sprintf("the Lock holds two nodes for %s: Crossplane resolves no package's dependencies while it does, so this change cannot become healthy; kubectl xpkg doctor names them, and doctor --fix repairs what it can prove", strings.Join(dups, ", "))}}
 	}
-	return msg
-}
-
-// entryFor is the Lock entry for src.
-func (s *state) entryFor(src string) (installed.LockPackage, bool) {
-	for _, lp := range s.lock {
-		if installed.SameRepo(lp.Source, src) {
-			return lp, true
-		}
+	if unresolved == nil {
+		return nil
 	}
-	return installed.LockPackage{}, false
+	return []findings.Finding{{Rule: findings.RuleDependencyUnresolved, Severity: findings.Warning, Object: "lock/lock",
+		Message: installed.LockWarning(unresolved) + "; the change may not become healthy until it is resolved"}}
 }
 
 // twinNames: a package others depend on, installed under a name that is
@@ -258,14 +184,14 @@ func (s *state) entryFor(src string) (installed.LockPackage, bool) {
 // for the repository (while the package's revision changes, say), the
 // resolver installs it again under its own name: two nodes for one
 // source, and every package unhealthy.
-func (s *state) twinNames() []Finding {
-	var out []Finding
+func (s *State) twinNames() []findings.Finding {
+	var out []findings.Finding
 	for _, p := range s.pkgs {
 		repo, want, by, ok := s.twinRisk(p)
 		if !ok {
 			continue
 		}
-		out = append(out, Finding{Rule: RuleTwinName, Severity: Warning, Object: p.KindName(),
+		out = append(out, findings.Finding{Rule: findings.RuleTwinName, Severity: findings.Warning, Object: p.KindName(),
 			Message: fmt.Sprintf("%s installs %s, which %s depend(s) on, under a name other than the one Crossplane's resolver gives it (%s): whenever the Lock has no entry for %s, during an upgrade of %s say, the resolver installs it again as %s/%s and the Lock holds two nodes for it; give it that name, keeping what it installed: kubectl xpkg rename %s",
 				p.KindName(), repo, strings.Join(by, ", "), want, repo, p.KindName(), strings.ToLower(p.Kind), want, p.KindName())})
 	}
@@ -276,9 +202,9 @@ func (s *state) twinNames() []Finding {
 // that depend on it, when others depend on p, it is installed under
 // another name and its twin does not exist yet (the twin that exists is
 // duplicate-lock-node's to tell).
-func (s *state) twinRisk(p *installed.Package) (repo, want string, by []string, ok bool) {
+func (s *State) twinRisk(p *installed.Package) (repo, want string, by []string, ok bool) {
 	repo = reference.Repository(p.Source)
-	want = resolverName(repo)
+	want = ResolverName(repo)
 	deps := installed.Dependents(s.lock, repo)
 	if want == "" || p.Name == want || len(deps) == 0 {
 		return "", "", nil, false
@@ -296,10 +222,10 @@ func (s *state) twinRisk(p *installed.Package) (repo, want string, by []string, 
 // Inactive: an inactive revision removes its entry), and entries or
 // dependencies that lack what the resolver needs (a source, a package, a
 // type or kind).
-func (s *state) staleEntries() []Finding {
-	var out []Finding
+func (s *State) staleEntries() []findings.Finding {
+	var out []findings.Finding
 	for _, lp := range s.lock {
-		_, r := s.owner(lp.Name)
+		_, r := s.Owner(lp.Name)
 		switch {
 		case r == nil && s.revsAll && lp.Name != "":
 			out = append(out, s.stale(lp, fmt.Sprintf("its revision %s no longer exists", lp.Name), "remove the entry from the Lock's packages (kubectl edit lock lock): nothing writes it back"))
@@ -313,8 +239,8 @@ func (s *state) staleEntries() []Finding {
 	return out
 }
 
-func (s *state) stale(lp installed.LockPackage, why, fix string) Finding {
-	return Finding{Rule: RuleStaleLockEntry, Severity: Warning, Object: "lock/lock",
+func (s *State) stale(lp installed.LockPackage, why, fix string) findings.Finding {
+	return findings.Finding{Rule: findings.RuleStaleLockEntry, Severity: findings.Warning, Object: "lock/lock",
 		Message: fmt.Sprintf("the Lock's entry %s (source %s) is stale: %s; %s", cmp.Or(lp.Name, "(no name)"), cmp.Or(lp.Source, "(none)"), why, fix)}
 }
 
@@ -344,17 +270,17 @@ func missingFields(lp installed.LockPackage) []string {
 // manualInactive: a package under Manual activation none of whose
 // revisions is active runs nothing; the package manager never activates
 // one by itself.
-func (s *state) manualInactive() []Finding {
-	var out []Finding
+func (s *State) manualInactive() []findings.Finding {
+	var out []findings.Finding
 	for _, p := range s.pkgs {
 		if p.ActivationPolicy != "Manual" || !s.revsRead[p.Kind] {
 			continue
 		}
-		revs := s.revisionsOf(p)
+		revs := s.RevisionsOf(p)
 		if slices.ContainsFunc(revs, func(r *installed.Revision) bool { return strings.EqualFold(r.DesiredState, "Active") }) {
 			continue
 		}
-		out = append(out, Finding{Rule: RuleManualInactive, Severity: Warning, Object: p.KindName(),
+		out = append(out, findings.Finding{Rule: findings.RuleManualInactive, Severity: findings.Warning, Object: p.KindName(),
 			Message: fmt.Sprintf("%s activates revisions by hand (revisionActivationPolicy: Manual) and none of its %d revision(s) is active: it runs nothing; kubectl xpkg upgrade %s --activate activates its current revision %s",
 				p.KindName(), len(revs), p.KindName(), cmp.Or(p.CurrentRevision, "(none yet)"))})
 	}
@@ -365,13 +291,13 @@ func (s *state) manualInactive() []Finding {
 // package has more than revisionHistoryLimit + 1 of them (0 or unset:
 // never, manager.Reconcile); more than that means the collection is not
 // keeping up.
-func (s *state) historyPiled() []Finding {
-	var out []Finding
+func (s *State) historyPiled() []findings.Finding {
+	var out []findings.Finding
 	for _, p := range s.pkgs {
 		if p.HistoryLimit == nil || *p.HistoryLimit == 0 || !s.revsRead[p.Kind] {
 			continue
 		}
-		revs := s.revisionsOf(p)
+		revs := s.RevisionsOf(p)
 		keep := int(*p.HistoryLimit) + 1
 		if len(revs) <= keep {
 			continue
@@ -382,7 +308,7 @@ func (s *state) historyPiled() []Finding {
 				old = append(old, r.Name)
 			}
 		}
-		out = append(out, Finding{Rule: RuleRevisionHistory, Severity: Warning, Object: p.KindName(), Count: count(int64(len(revs))),
+		out = append(out, findings.Finding{Rule: findings.RuleRevisionHistory, Severity: findings.Warning, Object: p.KindName(), Count: findings.Count(int64(len(revs))),
 			Message: fmt.Sprintf("%s has %d revisions, more than its revisionHistoryLimit of %d keeps (the current one and %d more): the package manager deletes one past the limit each time it reconciles, so they pile up only when that fails; the oldest: %s (kubectl delete %srevision %s)",
 				p.KindName(), len(revs), *p.HistoryLimit, *p.HistoryLimit, strings.Join(old, ", "), strings.ToLower(p.Kind), strings.Join(old, " "))})
 	}
