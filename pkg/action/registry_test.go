@@ -2,8 +2,6 @@ package action
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -13,28 +11,14 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fakecluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
-func imageConfig(name, prefix, rewrite, secret string) *unstructured.Unstructured {
-	spec := map[string]any{"matchImages": []any{map[string]any{"type": "Prefix", "prefix": prefix}}}
-	if rewrite != "" {
-		spec["rewriteImage"] = map[string]any{"prefix": rewrite}
-	}
-	if secret != "" {
-		spec["registry"] = map[string]any{"authentication": map[string]any{"pullSecretRef": map[string]any{"name": secret}}}
-	}
-	return obj("pkg.crossplane.io/v1beta1", "ImageConfig", name, map[string]any{"spec": spec})
-}
-
-func pullSecret(name, host, user, password string) *unstructured.Unstructured {
-	cfg, _ := json.Marshal(map[string]any{"auths": map[string]any{host: map[string]string{
-		"auth": base64.StdEncoding.EncodeToString([]byte(user + ":" + password))}}})
-	u := obj("v1", "Secret", name, map[string]any{"type": "kubernetes.io/dockerconfigjson",
-		"data": map[string]any{".dockerconfigjson": base64.StdEncoding.EncodeToString(cfg)}})
-	u.SetNamespace("crossplane-system")
-	return u
-}
+var (
+	imageConfig = fakecluster.ImageConfig
+	pullSecret  = fakecluster.PullSecret
+)
 
 func TestDescribeShowsMRDsAndTheirPolicies(t *testing.T) {
 	mrd := func(name, state, est string) *unstructured.Unstructured {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
@@ -195,15 +193,8 @@ func excluded(cs []step, chosen map[string]string) []Problem {
 // checks an installed dependency; known is false when either is no
 // semantic version or range (a digest, a tag).
 func admits(constraint, version string) (ok, known bool) {
-	c, err := semver.NewConstraint(constraint)
-	if err != nil {
-		return false, false
-	}
-	v, err := semver.NewVersion(version)
-	if err != nil {
-		return false, false
-	}
-	return c.Check(v), true
+	ok, err := versions.Satisfies(constraint, version)
+	return ok, err == nil
 }
 
 // Tags are repo's tags, newest first, listed once.

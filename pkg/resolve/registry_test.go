@@ -2,39 +2,21 @@ package resolve
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fakecluster"
 )
 
-func imageConfig(name, prefix, rewrite, secret string) *unstructured.Unstructured {
-	spec := map[string]any{"matchImages": []any{map[string]any{"type": "Prefix", "prefix": prefix}}}
-	if rewrite != "" {
-		spec["rewriteImage"] = map[string]any{"prefix": rewrite}
-	}
-	if secret != "" {
-		spec["registry"] = map[string]any{"authentication": map[string]any{"pullSecretRef": map[string]any{"name": secret}}}
-	}
-	return fakecluster.Object("pkg.crossplane.io/v1beta1", "ImageConfig", name, map[string]any{"spec": spec})
-}
-
-func pullSecret(name, host, user, password string) *unstructured.Unstructured {
-	cfg, _ := json.Marshal(map[string]any{"auths": map[string]any{host: map[string]string{
-		"auth": base64.StdEncoding.EncodeToString([]byte(user + ":" + password))}}})
-	u := fakecluster.Object("v1", "Secret", name, map[string]any{"type": "kubernetes.io/dockerconfigjson",
-		"data": map[string]any{".dockerconfigjson": base64.StdEncoding.EncodeToString(cfg)}})
-	u.SetNamespace("crossplane-system")
-	return u
-}
+var (
+	imageConfig = fakecluster.ImageConfig
+	pullSecret  = fakecluster.PullSecret
+)
 
 // TestRegistryReadsThroughImageConfigs: the rewrite and the pull secret
 // of the ImageConfigs apply as the package manager applies them, the

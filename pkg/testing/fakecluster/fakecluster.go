@@ -16,6 +16,8 @@
 package fakecluster
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
@@ -243,5 +245,29 @@ func method(verb string) string {
 func Object(apiVersion, kind, name string, fields map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": name}}}
 	maps.Copy(u.Object, fields)
+	return u
+}
+
+// ImageConfig is an ImageConfig matching images under prefix, rewriting
+// them to rewrite and pulling with the pull secret secret (each optional).
+func ImageConfig(name, prefix, rewrite, secret string) *unstructured.Unstructured {
+	spec := map[string]any{"matchImages": []any{map[string]any{"type": "Prefix", "prefix": prefix}}}
+	if rewrite != "" {
+		spec["rewriteImage"] = map[string]any{"prefix": rewrite}
+	}
+	if secret != "" {
+		spec["registry"] = map[string]any{"authentication": map[string]any{"pullSecretRef": map[string]any{"name": secret}}}
+	}
+	return Object("pkg.crossplane.io/v1beta1", "ImageConfig", name, map[string]any{"spec": spec})
+}
+
+// PullSecret is a dockerconfigjson Secret in crossplane-system holding
+// user and password for host.
+func PullSecret(name, host, user, password string) *unstructured.Unstructured {
+	cfg, _ := json.Marshal(map[string]any{"auths": map[string]any{host: map[string]string{
+		"auth": base64.StdEncoding.EncodeToString([]byte(user + ":" + password))}}})
+	u := Object("v1", "Secret", name, map[string]any{"type": "kubernetes.io/dockerconfigjson",
+		"data": map[string]any{".dockerconfigjson": base64.StdEncoding.EncodeToString(cfg)}})
+	u.SetNamespace("crossplane-system")
 	return u
 }
