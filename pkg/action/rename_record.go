@@ -164,10 +164,25 @@ func (h *handOver) finishLeftOver(ctx context.Context) error {
 }
 
 // expectations are what the rename's own writes have made: each is set
-// once its write is done, and the guard reads them before it reads the
-// packages, so it never takes the rename's own write for another's.
+// once its write is done. seq counts the writes that change them, as a
+// sequence lock: odd while one is in flight. The guard judges the packages
+// only when no write was in flight before it read them and none began
+// since, so it never takes the rename's own write for another's.
 type expectations struct {
 	created, oldPaused, oldInactive, newUnpaused, oldDeleting atomic.Bool
+	seq                                                       atomic.Uint64
+}
+
+// changing runs one of the rename's writes that changes what the guard
+// expects, and then (when it succeeded) records the new expectation.
+func (e *expectations) changing(write func() error, then func()) error {
+	e.seq.Add(1)
+	defer e.seq.Add(1)
+	if err := write(); err != nil {
+		return err
+	}
+	then()
+	return nil
 }
 
 // anotherWriter: someone else changed a package the rename is changing.
@@ -200,6 +215,19 @@ func (h *handOver) guard(ctx context.Context, stop context.CancelCauseFunc) {
 // check compares the packages with what the rename made of them; nil
 // when they agree, or could not be read (the steps' own reads say so).
 func (h *handOver) check(ctx context.Context) error {
+	seq := h.expect.seq.Load()
+	if seq%2 == 1 {
+		return nil // one of the rename's writes is in flight
+	}
+	err := h.checkAgainst(ctx)
+	if h.expect.seq.Load() != seq {
+		return nil // the rename wrote meanwhile: the next check judges
+	}
+	return err
+}
+
+// checkAgainst compares the packages with the expectations as they are.
+func (h *handOver) checkAgainst(ctx context.Context) error {
 	created, oldPaused, newUnpaused, deleting := h.expect.created.Load(), h.expect.oldPaused.Load(), h.expect.newUnpaused.Load(), h.expect.oldDeleting.Load()
 	oldInactive := h.expect.oldInactive.Load()
 	if !deleting {

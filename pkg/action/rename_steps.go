@@ -45,7 +45,14 @@ func (h *handOver) create(ctx context.Context) error {
 		h.say("%s is there already (made by this rename)", h.rp.To)
 		return nil
 	}
-	created, err := h.c.Create(ctx, newPackageObject(h.rp.old, h.rp.newName, h.op), false)
+	var created *installed.Package
+	err := h.expect.changing(func() (err error) {
+		created, err = h.c.Create(ctx, newPackageObject(h.rp.old, h.rp.newName, h.op), false)
+		return err
+	}, func() {
+		h.created = created
+		h.expect.created.Store(true)
+	})
 	if err != nil {
 		// A create cut short by --timeout or an interrupt may still have
 		// landed: the undo deletes the package if it carries this
@@ -53,8 +60,6 @@ func (h *handOver) create(ctx context.Context) error {
 		h.undo[len(h.undo)-1] = undoStep{1, "delete the new package if it was made", h.deleteNewIfMade}
 		return fmt.Errorf("create %s: %w", h.rp.To, err)
 	}
-	h.created = created
-	h.expect.created.Store(true)
 	h.say("%s created, paused", h.rp.To)
 	return nil
 }
@@ -67,17 +72,15 @@ func (h *handOver) create(ctx context.Context) error {
 func (h *handOver) deactivate(ctx context.Context) error {
 	old := h.rp.old
 	h.undo = append(h.undo, undoStep{2, "put the old package back", h.restoreOld})
-	if err := h.c.SetPaused(ctx, old, true, false); err != nil {
+	err := h.expect.changing(func() error { return h.c.SetPaused(ctx, old, true, false) }, func() { h.expect.oldPaused.Store(true) })
+	if err != nil {
 		return fmt.Errorf("pause %s: %w", old.KindName(), err)
 	}
-	h.expect.oldPaused.Store(true)
 	h.say("%s paused", old.KindName())
-	uids, err := h.deactivateAll(ctx, old)
-	h.oldUIDs = uids
-	if err == nil {
-		h.expect.oldInactive.Store(true)
-	}
-	return err
+	return h.expect.changing(func() (err error) {
+		h.oldUIDs, err = h.deactivateAll(ctx, old)
+		return err
+	}, func() { h.expect.oldInactive.Store(true) })
 }
 
 // deactivateAll deactivates every revision of p that is not inactive,
@@ -167,10 +170,10 @@ func (h *handOver) letGo(ctx context.Context, pkg string, revs map[string]string
 // activates it under Manual activation). Undone by deactivating it.
 func (h *handOver) unpause(ctx context.Context) error {
 	h.undo = append(h.undo, undoStep{4, "pause the new package again", h.deactivateNew})
-	if err := h.c.SetPaused(ctx, h.created, false, false); err != nil {
+	err := h.expect.changing(func() error { return h.c.SetPaused(ctx, h.created, false, false) }, func() { h.expect.newUnpaused.Store(true) })
+	if err != nil {
 		return fmt.Errorf("unpause %s: %w", h.rp.To, err)
 	}
-	h.expect.newUnpaused.Store(true)
 	h.say("%s unpaused", h.rp.To)
 	if h.rp.old.ActivationPolicy != "Manual" {
 		return nil

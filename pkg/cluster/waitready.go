@@ -142,10 +142,22 @@ func (pr *progress) revision(who string, r *installed.Revision) {
 	}
 }
 
+// skipsDependencies: the package's revisions skip dependency resolution
+// (spec.skipDependencyResolution, which the package manager copies to
+// them): the package manager then neither adds them to the Lock nor
+// installs their dependencies, so there is nothing to wait for there.
+func skipsDependencies(p *installed.Package) bool {
+	if p.Object == nil {
+		return false
+	}
+	skip, _, _ := unstructured.NestedBool(p.Object.Object, "spec", "skipDependencyResolution")
+	return skip
+}
+
 // dependenciesPending lists the dependencies of p's current revision that
 // are not yet installed and healthy, printing each one's progress.
 func (c *Cluster) dependenciesPending(w *watcher, p *installed.Package, pr *progress) []string {
-	if _, _, ok := c.dialect.LockResource(); !ok {
+	if _, _, ok := c.dialect.LockResource(); !ok || skipsDependencies(p) {
 		return nil
 	}
 	lockObj := c.watchedLock(w)

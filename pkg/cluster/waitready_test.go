@@ -61,3 +61,28 @@ func TestWaitReadyReportsTheRevision(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestWaitReadySkippingDependencies: a package whose revisions skip
+// dependency resolution never enters the Lock (the package manager adds a
+// revision to it only while resolving its dependencies): the wait ends
+// when it is healthy, without the Lock.
+func TestWaitReadySkippingDependencies(t *testing.T) {
+	const ref = "xpkg.example.org/acme/configuration-x:v1.0.0"
+	cond := map[string]any{"type": "Healthy", "status": "True", "reason": "HealthyPackageRevision", "observedGeneration": int64(1), "lastTransitionTime": "2026-01-01T00:00:00Z"}
+	installed := map[string]any{"type": "Installed", "status": "True", "reason": "ActivePackageRevision", "observedGeneration": int64(1), "lastTransitionTime": "2026-01-01T00:00:00Z"}
+	p := fakecluster.Object("pkg.crossplane.io/v1", "Configuration", "configuration-x", map[string]any{
+		"spec":   map[string]any{"package": ref, "skipDependencyResolution": true},
+		"status": map[string]any{"currentRevision": "configuration-x-abc", "currentIdentifier": ref, "conditions": []any{installed, cond}},
+	})
+	p.SetGeneration(1)
+	rev := fakecluster.Object("pkg.crossplane.io/v1", "ConfigurationRevision", "configuration-x-abc", map[string]any{
+		"spec":   map[string]any{"image": ref, "desiredState": "Active", "revision": int64(1), "skipDependencyResolution": true},
+		"status": map[string]any{"conditions": []any{cond}},
+	})
+	rev.SetLabels(map[string]string{"pkg.crossplane.io/package": "configuration-x"})
+	rev.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "pkg.crossplane.io/v1", Kind: "Configuration", Name: "configuration-x", Controller: ptr(true)}})
+	var out bytes.Buffer
+	if err := fakecluster.New(p, rev).Cluster().WaitReady(context.Background(), "Configuration", "configuration-x", ref, 2*time.Minute, &out); err != nil {
+		t.Fatalf("wait: %v\n%s", err, out.String())
+	}
+}
