@@ -25,6 +25,7 @@ const (
 	RepairDelete          = "delete"
 	RepairRemoveLockEntry = "remove-lock-entry"
 	RepairRemoveOwnerRef  = "remove-owner-reference"
+	RepairRemoveRecord    = "remove-record"
 	actionRepair          = "repair"
 	lockObject            = "lock/lock"
 	DefaultRepairSettle   = time.Minute
@@ -74,6 +75,8 @@ func (st RepairStep) Done() string {
 		return st.Object + " deleted"
 	case RepairRemoveLockEntry:
 		return fmt.Sprintf("%s: entry %s removed", st.Object, st.entry.Name)
+	case RepairRemoveRecord:
+		return st.Object + ": record of the repair cut short removed"
 	}
 	return fmt.Sprintf("%s: owner reference to %s removed", st.Object, st.owner.OwnerName)
 }
@@ -103,7 +106,19 @@ func (d *Doctor) PlanRepair(ctx context.Context) (*Report, error) {
 func repairSteps(s *diagnose.State) []RepairStep {
 	steps := staleRevisionSteps(s)
 	steps = append(steps, goneEntrySteps(s)...)
-	return append(steps, orphanSteps(s)...)
+	steps = append(steps, orphanSteps(s)...)
+	return append(steps, recordSteps(s)...)
+}
+
+// recordSteps: the record a repair killed mid-way left on the Lock goes
+// last, once the repair it tells of is finished.
+func recordSteps(s *diagnose.State) []RepairStep {
+	op, lockUID := s.RepairRecord()
+	if op == nil {
+		return nil
+	}
+	return []RepairStep{{Rule: findings.RuleUnfinishedOperation, Action: RepairRemoveRecord, Object: lockObject, uid: lockUID,
+		Message: fmt.Sprintf("remove the record of %s %s, cut short at step %d of %d (%s): this repair finishes it", op.Operation, op.ID, op.Step, op.Of, op.StepName)}}
 }
 
 // staleRevisionSteps delete the revisions that hold a second Lock node
@@ -176,7 +191,7 @@ func backupObject(ctx context.Context, c *cluster.Cluster, st RepairStep) (*unst
 	switch st.Action {
 	case RepairDelete:
 		return c.Revision(ctx, st.rev.Kind, st.rev.Name)
-	case RepairRemoveLockEntry:
+	case RepairRemoveLockEntry, RepairRemoveRecord:
 		return c.LockObject(ctx)
 	case RepairRemoveOwnerRef:
 		return c.DefinitionObject(ctx, st.owner.Resource, st.owner.Name)
@@ -214,15 +229,34 @@ func (d *Doctor) Repair(ctx context.Context, rep *Report, o RepairOptions) error
 	return changeError(ctx, d.repair(ctx, rep, o))
 }
 
-func (d *Doctor) repair(ctx context.Context, rep *Report, o RepairOptions) error {
+func (d *Doctor) repair(ctx context.Context, rep *Report, o RepairOptions) (err error) {
 	c, err := d.cfg.connect()
 	if err != nil {
 		return err
 	}
 	rp := rep.Repair
-	for _, planned := range rp.Steps {
+	op := &installed.Operation{Operation: installed.OperationRepair, ID: newOperationID(), From: lockObject, Of: len(rp.Steps)}
+	if !o.DryRun && len(rp.Steps) > 0 {
+		// Ended here (done, or stopped between steps), the repair leaves
+		// no record: only a kill mid-way does.
+		defer func() {
+			if ferr := c.SetLockOperation(context.WithoutCancel(ctx), nil); ferr != nil && err == nil {
+				err = fmt.Errorf("remove the record of the repair from the Lock: %w", ferr)
+			}
+		}()
+	}
+	for i, planned := range rp.Steps {
 		changed := func(what string) error {
 			return &cluster.ChangedError{Action: actionRepair, Package: planned.Object, What: what, Done: rp.Done}
+		}
+		if !o.DryRun {
+			// Recorded before the step (a kill leaves it for doctor to
+			// name) and before it is planned again, which this write
+			// does not change.
+			op.Step, op.StepName = i+1, planned.Action+" "+planned.Object
+			if err := c.SetLockOperation(ctx, op); err != nil {
+				return fmt.Errorf("record step %d of the repair on the Lock: %w (done before: %s)", i+1, err, cmp.Or(strings.Join(rp.Done, ", "), "nothing"))
+			}
 		}
 		st, err := d.replanStep(ctx, planned, o.DryRun)
 		if err != nil {
@@ -281,6 +315,11 @@ func applyStep(ctx context.Context, c *cluster.Cluster, st RepairStep, dryRun bo
 		return c.RemoveLockEntry(ctx, st.uid, st.entry.Name, st.entry.Source, dryRun)
 	case RepairRemoveOwnerRef:
 		return c.RemoveOwnerReference(ctx, st.owner.Resource, st.owner.Name, st.uid, st.owner.OwnerUID, dryRun)
+	case RepairRemoveRecord:
+		if dryRun {
+			return nil
+		}
+		return c.SetLockOperation(ctx, nil)
 	}
 	return fmt.Errorf("unknown repair %s", st.Action)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 var (
@@ -194,18 +195,65 @@ func TestDoctorFixRemovesAGoneRevisionsLockEntry(t *testing.T) {
 	if len(pkgs) != 1 || pkgs[0].(map[string]any)["name"] != "org-provider-nop-aaa" {
 		t.Errorf("the Lock holds %v, want only org-provider-nop-aaa", pkgs)
 	}
-	var patches int
+	// The record of the step on the Lock, the step, the record removed.
+	var patches []string
 	for _, a := range dyn.Actions() {
 		if p, ok := a.(clienttesting.PatchActionImpl); ok {
-			patches++
-			if p.PatchType != types.JSONPatchType || !strings.Contains(string(p.Patch), `"op":"test","path":"/metadata/uid","value":"uid-lock"`) ||
-				!strings.Contains(string(p.Patch), `"path":"/packages/1/name","value":"gone-xyz"`) {
+			if p.PatchType != types.JSONPatchType || !strings.Contains(string(p.Patch), `"op":"test","path":"/metadata/uid","value":"uid-lock"`) {
 				t.Errorf("patch %s", p.Patch)
+			}
+			switch patch := string(p.Patch); {
+			case strings.Contains(patch, `"path":"/packages/1/name","value":"gone-xyz"`):
+				patches = append(patches, "entry")
+			case strings.Contains(patch, `"op":"remove","path":"/metadata/annotations/kubectl-xpkg.github.io~1operation"`):
+				patches = append(patches, "record removed")
+			case strings.Contains(patch, `\"operation\":\"doctor --fix\"`) && strings.Contains(patch, `\"step\":1`):
+				patches = append(patches, "record")
+			default:
+				t.Errorf("patch %s", patch)
 			}
 		}
 	}
-	if patches != 1 {
-		t.Errorf("%d patches, want 1", patches)
+	if strings.Join(patches, ", ") != "record, entry, record removed" {
+		t.Errorf("patches: %v, want the record, the entry's removal, the record removed", patches)
+	}
+	if a := u.GetAnnotations()[installed.OperationAnnotation]; a != "" {
+		t.Errorf("the Lock keeps the record %s", a)
+	}
+}
+
+// TestDoctorFixFinishesARepairCutShort: a repair killed mid-way leaves its
+// record on the Lock; doctor names it (unfinished-operation, a warning),
+// and the next doctor --fix, with nothing else left to repair, removes it.
+func TestDoctorFixFinishesARepairCutShort(t *testing.T) {
+	l := withUID(lock(entry("org-provider-nop-aaa", "Provider", nopRepo, "v0.2.0")), "uid-lock")
+	l.SetAnnotations(map[string]string{installed.OperationAnnotation: (&installed.Operation{Operation: installed.OperationRepair, ID: "20261128T000000Z-abcdef",
+		From: "lock/lock", Step: 2, Of: 2, StepName: "remove-lock-entry lock/lock"}).String()})
+	c, dyn := fakeClusterDyn(t, append(healthyNop(), l)...)
+	d := NewDoctor(&Config{cluster: c})
+	rep, err := d.PlanRepair(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var named bool
+	for _, f := range rep.Findings {
+		named = named || f.Rule == findings.RuleUnfinishedOperation && strings.Contains(f.Message, "doctor --fix 20261128T000000Z-abcdef stopped at step 2 of 2") && strings.Contains(f.Message, "kubectl xpkg doctor --fix")
+	}
+	if !named || len(rep.Repair.Steps) != 1 || rep.Repair.Steps[0].Action != RepairRemoveRecord {
+		t.Fatalf("findings %+v, steps %+v: want the repair cut short named and its record's removal planned", rep.Findings, rep.Repair.Steps)
+	}
+	if err := d.Repair(context.Background(), rep, RepairOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	u, err := dyn.Resource(lockResource).Get(context.Background(), "lock", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := u.GetAnnotations()[installed.OperationAnnotation]; a != "" {
+		t.Errorf("the Lock keeps the record %s", a)
+	}
+	if rep, err := d.Run(context.Background()); err != nil || findings.HasBlocking(rep.Findings) || len(rep.Findings) != 0 {
+		t.Errorf("doctor after the repair: %+v, %v", rep, err)
 	}
 }
 

@@ -57,8 +57,29 @@ func (c *Cluster) SetPaused(ctx context.Context, p *installed.Package, paused, d
 // (installed.OperationAnnotation), or removes it when op is nil. Metadata
 // only: the package manager makes no revision of it.
 func (c *Cluster) SetOperation(ctx context.Context, p *installed.Package, op *installed.Operation) error {
+	return c.patchPackage(ctx, p, "record of the operation on "+p.KindName(), false, recordOps(op))
+}
+
+// SetLockOperation writes the record of an operation that changes the
+// Lock and what it names (doctor --fix) on the Lock, or removes it when op
+// is nil; without a Lock there is nothing to record on. Metadata only: the
+// package manager reads no annotation of it.
+func (c *Cluster) SetLockOperation(ctx context.Context, op *installed.Operation) error {
+	gvr, lockName, ok := c.dialect.LockResource()
+	if !ok {
+		return nil
+	}
+	if u, err := c.LockObject(ctx); err != nil || u == nil {
+		return err // no Lock (yet): nothing to record on
+	}
+	return patchUID(ctx, c.dyn.Resource(gvr), gvr.GroupResource(), lockName, "", "lock/"+lockName, "record of the operation on the Lock", false, recordOps(op))
+}
+
+// recordOps are the patch operations that make an object's record of an
+// operation op (none: remove it).
+func recordOps(op *installed.Operation) func(*unstructured.Unstructured) []map[string]any {
 	path := "/metadata/annotations/" + strings.ReplaceAll(installed.OperationAnnotation, "/", "~1")
-	return c.patchPackage(ctx, p, "record of the operation on "+p.KindName(), false, func(u *unstructured.Unstructured) []map[string]any {
+	return func(u *unstructured.Unstructured) []map[string]any {
 		now, has := u.GetAnnotations()[installed.OperationAnnotation]
 		switch {
 		case op == nil && has:
@@ -69,7 +90,7 @@ func (c *Cluster) SetOperation(ctx context.Context, p *installed.Package, op *in
 			return []map[string]any{{"op": "add", "path": "/metadata/annotations", "value": map[string]string{installed.OperationAnnotation: op.String()}}}
 		}
 		return []map[string]any{{"op": "add", "path": path, "value": op.String()}}
-	})
+	}
 }
 
 // patchPackage sends the operations ops makes of the package as it is

@@ -53,6 +53,7 @@ func RenameCommand(op *installed.Operation, undo bool) string {
 // command finishes it or undoes it.
 func (s *State) unfinishedOperations() []findings.Finding {
 	ops, on, out := s.recordedOps()
+	out = append(out, s.unfinishedRepair()...)
 	for _, id := range slices.Sorted(maps.Keys(ops)) {
 		op := ops[id]
 		at := fmt.Sprintf("step %d of %d (%s)", op.Step, op.Of, op.StepName)
@@ -73,6 +74,48 @@ func (s *State) unfinishedOperations() []findings.Finding {
 				op.Operation, id, op.From, op.To, at, strings.Join(on[id], ", "), way)})
 	}
 	return out
+}
+
+// unfinishedRepair: doctor --fix records each step on the Lock before it
+// makes it and removes the record when it ends; a record left is a repair
+// killed mid-way. Each step is whole (a revision deleted, a Lock entry or
+// an owner reference removed) and planned again from the cluster before
+// it is made, so running the repair again finishes it.
+func (s *State) unfinishedRepair() []findings.Finding {
+	lock, op, err := s.lockRecord()
+	switch {
+	case lock == nil:
+		return nil
+	case err != nil:
+		return []findings.Finding{{Rule: findings.RuleUnfinishedOperation, Severity: findings.Warning, Object: lock.KindName(),
+			Message: err.Error() + ": kubectl-xpkg wrote no such record; remove it (kubectl annotate lock " + lock.Name + " " + installed.OperationAnnotation + "-)"}}
+	case op == nil:
+		return nil
+	}
+	return []findings.Finding{{Rule: findings.RuleUnfinishedOperation, Severity: findings.Warning, Object: lock.KindName(),
+		Message: fmt.Sprintf("%s %s stopped at step %d of %d (%s), recorded on the Lock: unless it is running now, it was cut short; every step it made is whole, and the findings here say what is left: run kubectl xpkg doctor --fix again to finish the repair (it removes the record)",
+			op.Operation, op.ID, op.Step, op.Of, op.StepName)}}
+}
+
+// lockRecord is the record of an operation on the Lock (nil lock: no
+// Lock read).
+func (s *State) lockRecord() (*installed.Package, *installed.Operation, error) {
+	if s.lockObj == nil {
+		return nil, nil, nil
+	}
+	lock := &installed.Package{Kind: "Lock", Name: s.lockObj.GetName(), Object: s.lockObj}
+	op, err := installed.ReadOperation(lock)
+	return lock, op, err
+}
+
+// RepairRecord is the record a doctor --fix cut short left on the Lock,
+// nil for none, and the Lock's UID.
+func (s *State) RepairRecord() (*installed.Operation, string) {
+	lock, op, _ := s.lockRecord()
+	if op == nil || op.Operation != installed.OperationRepair {
+		return nil, ""
+	}
+	return op, string(lock.Object.GetUID())
 }
 
 // unfinishedFamily: upgrade --family cut short leaves the family half

@@ -28,6 +28,8 @@ const OperationAnnotation = "kubectl-xpkg.github.io/operation"
 const (
 	OperationRename        = "rename"
 	OperationUpgradeFamily = "upgrade --family"
+	// OperationRepair is doctor --fix, recorded on the Lock.
+	OperationRepair = "doctor --fix"
 )
 
 // Operation is the value of OperationAnnotation, as JSON.
