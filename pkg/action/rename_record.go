@@ -1,11 +1,13 @@
 package action
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -67,15 +69,18 @@ func (h *handOver) record(ctx context.Context, n int, undo bool) error {
 // forget removes the record from the package that stays: the rename is
 // done (the new one) or undone (the old one).
 func (h *handOver) forget(ctx context.Context) error {
-	for _, p := range []*installed.Package{h.created, h.rp.old} {
-		if p == nil {
-			continue
+	return h.expect.changing(func() error {
+		h.expect.forgotten.Store(true) // the guard skips the record from here on
+		for _, p := range []*installed.Package{h.created, h.rp.old} {
+			if p == nil {
+				continue
+			}
+			if err := h.c.SetOperation(ctx, p, nil); err != nil && !gone(err) {
+				return fmt.Errorf("remove the record of the rename from %s: %w", p.KindName(), err)
+			}
 		}
-		if err := h.c.SetOperation(ctx, p, nil); err != nil && !gone(err) {
-			return fmt.Errorf("remove the record of the rename from %s: %w", p.KindName(), err)
-		}
-	}
-	return nil
+		return nil
+	}, func() {})
 }
 
 // gone: the write found its object deleted (or made again).
@@ -87,6 +92,10 @@ func gone(err error) bool {
 // undoAll undoes the steps done, the last first, each recorded before
 // it, and then removes the record.
 func (h *handOver) undoAll(ctx context.Context) error {
+	// The last step first: by step, whatever order a resumed run found
+	// them done in (the new package paused again before the old one
+	// runs, and deleted last).
+	slices.SortStableFunc(h.undo, func(a, b undoStep) int { return cmp.Compare(a.n, b.n) })
 	for i := len(h.undo) - 1; i >= 0; i-- {
 		u := h.undo[i]
 		if err := h.record(ctx, u.n, true); err != nil {
@@ -170,7 +179,9 @@ func (h *handOver) finishLeftOver(ctx context.Context) error {
 // since, so it never takes the rename's own write for another's.
 type expectations struct {
 	created, oldPaused, oldInactive, newUnpaused, oldDeleting atomic.Bool
-	seq                                                       atomic.Uint64
+	// forgotten: the record is being (or has been) removed.
+	forgotten atomic.Bool
+	seq       atomic.Uint64
 }
 
 // changing runs one of the rename's writes that changes what the guard
@@ -280,7 +291,7 @@ func (h *handOver) checkOne(ctx context.Context, p *installed.Package, paused, u
 	case unpaused && now.Paused():
 		return &anotherWriter{what: p.KindName() + " was paused"}
 	}
-	if op, _ := installed.ReadOperation(now); op == nil || op.ID != h.op.ID {
+	if op, _ := installed.ReadOperation(now); !h.expect.forgotten.Load() && (op == nil || op.ID != h.op.ID) {
 		return &anotherWriter{what: fmt.Sprintf("the record of rename %s on %s (%s) was removed or replaced", h.op.ID, p.KindName(), installed.OperationAnnotation)}
 	}
 	return nil

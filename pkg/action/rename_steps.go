@@ -42,6 +42,12 @@ func (h *handOver) create(ctx context.Context) error {
 	h.undo = append(h.undo, undoStep{1, "delete the new package", h.deleteNew})
 	if h.created != nil {
 		h.expect.created.Store(true)
+		if !h.created.Paused() {
+			// The run cut short had let it run: the guard expects it
+			// running, and an undo pauses it again first.
+			h.expect.newUnpaused.Store(true)
+			h.undo = append(h.undo, undoStep{4, "pause the new package again", h.deactivateNew})
+		}
 		h.say("%s is there already (made by this rename)", h.rp.To)
 		return nil
 	}
@@ -169,7 +175,9 @@ func (h *handOver) letGo(ctx context.Context, pkg string, revs map[string]string
 // unpause lets the package manager make the new package's revision (and
 // activates it under Manual activation). Undone by deactivating it.
 func (h *handOver) unpause(ctx context.Context) error {
-	h.undo = append(h.undo, undoStep{4, "pause the new package again", h.deactivateNew})
+	if !slices.ContainsFunc(h.undo, func(u undoStep) bool { return u.n == 4 }) {
+		h.undo = append(h.undo, undoStep{4, "pause the new package again", h.deactivateNew})
+	}
 	err := h.expect.changing(func() error { return h.c.SetPaused(ctx, h.created, false, false) }, func() { h.expect.newUnpaused.Store(true) })
 	if err != nil {
 		return fmt.Errorf("unpause %s: %w", h.rp.To, err)
