@@ -84,7 +84,7 @@ func (f *PlanFlags) show(r *Root, p *action.Plan) error {
 	if f.DryRun != dryRunNone {
 		w = r.IOStreams.Out
 	}
-	return action.WriteText(w, p)
+	return writePlan(w, p)
 }
 
 // gate says whether the change may go ahead: a blocking finding stops it

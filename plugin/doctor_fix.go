@@ -50,10 +50,10 @@ func (o *DoctorOptions) fix(ctx context.Context, d *action.Doctor) error {
 // stdout for the final report.
 func (o *DoctorOptions) printPlan(rep *action.Report) error {
 	w := o.results()
-	if err := action.WriteReport(w, rep); err != nil {
+	if err := writeReport(w, rep); err != nil {
 		return err
 	}
-	return action.WriteRepair(w, rep.Repair)
+	return writeRepair(w, rep.Repair)
 }
 
 // results is where what the repair does is said: stdout, unless -o
@@ -125,7 +125,7 @@ func (o *DoctorOptions) repair(ctx context.Context, d *action.Doctor, rep *actio
 	}
 	if o.Output == "" {
 		fmt.Fprintln(out, "After the repair:")
-		err = action.WriteReport(out, after)
+		err = writeReport(out, after)
 	} else {
 		after.Repair = rep.Repair
 		err = o.print(after)

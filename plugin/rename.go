@@ -165,5 +165,5 @@ func (o *RenameOptions) show(plan *action.RenamePlan) error {
 	if o.Plan.DryRun != dryRunNone {
 		w = o.root.IOStreams.Out
 	}
-	return action.WriteRenamePlan(w, plan)
+	return writeRenamePlan(w, plan)
 }

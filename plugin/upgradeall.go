@@ -59,7 +59,7 @@ func (o *UpgradeOptions) stepEvents(co action.ChangeOptions) action.StepEvents {
 	return action.StepEvents{
 		Replanned: func(p *action.Plan) {
 			if p.Blocking() || len(p.Findings) > 0 {
-				_ = action.WriteText(o.root.IOStreams.ErrOut, p)
+				_ = writePlan(o.root.IOStreams.ErrOut, p)
 			}
 		},
 		Done: func(s *action.Step, updated *installed.Package) {
@@ -108,7 +108,7 @@ func showPlans(r *Root, f *PlanFlags, ps *action.Plans) error {
 		}
 	}
 	for _, p := range ps.Steps {
-		if err := action.WriteText(w, p); err != nil {
+		if err := writePlan(w, p); err != nil {
 			return err
 		}
 	}

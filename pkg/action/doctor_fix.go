@@ -306,21 +306,6 @@ func (d *Doctor) Settle(ctx context.Context, wait, interval time.Duration) (*Rep
 	}
 }
 
-// WriteRepair prints the repair's steps, numbered, after the report.
-func WriteRepair(w io.Writer, rp *Repair) error {
-	var sb strings.Builder
-	if len(rp.Steps) == 0 {
-		sb.WriteString("Repair: nothing doctor can prove safe to change; the findings say what to do by hand\n")
-	} else {
-		fmt.Fprintf(&sb, "Repair: %d step(s)\n", len(rp.Steps))
-	}
-	for i, st := range rp.Steps {
-		fmt.Fprintf(&sb, "  %d. %s [%s]\n", i+1, st.Message, st.Rule)
-	}
-	_, err := io.WriteString(w, sb.String())
-	return err
-}
-
 // orphanSteps: a definition's controller reference to a revision that no
 // longer exists. Removing it loses nothing (its owner is gone) and lets
 // the establisher of the revision that installs the definition now take

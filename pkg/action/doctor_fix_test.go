@@ -158,10 +158,6 @@ func TestDoctorFixLeavesWhatItCannotProve(t *testing.T) {
 			if len(rep.Repair.Steps) != 0 {
 				t.Errorf("steps %+v, want none", rep.Repair.Steps)
 			}
-			var out bytes.Buffer
-			if err := WriteRepair(&out, rep.Repair); err != nil || !strings.Contains(out.String(), "nothing doctor can prove safe to change") {
-				t.Errorf("%q, %v", out.String(), err)
-			}
 		})
 	}
 }

@@ -408,21 +408,12 @@ func TestCrossplaneVersionFromItsDeployment(t *testing.T) {
 	}
 }
 
-func TestWriteTextAndRefusal(t *testing.T) {
+func TestRefusal(t *testing.T) {
 	p := &Plan{Action: ActionUpgrade, Package: "provider/p", From: "r/p:v1", To: "r/p:v2", Findings: []findings.Finding{
 		{Rule: findings.RuleBreakingChange, Severity: findings.Warning, Message: "w"},
 		{Rule: findings.RuleStoredVersionDropped, Severity: findings.Blocking, Message: "b1"},
 		{Rule: findings.RuleLiveObjects, Severity: findings.Blocking, Message: "b2", Count: findings.Count(3)},
 	}}
-	var sb strings.Builder
-	if err := WriteText(&sb, p); err != nil {
-		t.Fatal(err)
-	}
-	want := "Plan: upgrade provider/p from r/p:v1 to r/p:v2\n  2 blocking, 1 warning, 0 info\n" +
-		"  BLOCKING b1 [stored-version-dropped]\n  BLOCKING b2 [live-objects]\n  WARNING  w [breaking-change]\n"
-	if sb.String() != want {
-		t.Errorf("text:\n%s\nwant:\n%s", sb.String(), want)
-	}
 	if err := (&RefusedError{Plan: p}).Error(); err != "upgrade of provider/p refused: b1 (and 1 more blocking findings); pass --force to go ahead anyway" {
 		t.Errorf("refusal: %s", err)
 	}

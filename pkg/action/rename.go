@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,7 +14,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
@@ -198,26 +196,4 @@ func dependentNames(ps []*installed.Package) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// WriteRenamePlan prints the plan for people: the heading, the findings
-// as every plan prints them, then the steps in order.
-func WriteRenamePlan(w io.Writer, rp *RenamePlan) error {
-	head := fmt.Sprintf("Plan: rename %s to %s", rp.Package, rp.To)
-	switch {
-	case rp.Resume != nil && rp.Undo:
-		head = fmt.Sprintf("Plan: undo rename %s of %s to %s", rp.Resume.ID, rp.Package, rp.To)
-	case rp.Resume != nil:
-		head = fmt.Sprintf("Plan: finish rename %s of %s to %s", rp.Resume.ID, rp.Package, rp.To)
-	}
-	if err := findings.Write(w, head, rp.Findings); err != nil {
-		return err
-	}
-	var sb strings.Builder
-	sb.WriteString("  Steps (a failed step undoes those before it):\n")
-	for i, s := range rp.Steps {
-		fmt.Fprintf(&sb, "    %d. %s\n", i+1, s)
-	}
-	_, err := io.WriteString(w, sb.String())
-	return err
 }
