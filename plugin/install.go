@@ -193,7 +193,7 @@ func (o *InstallOptions) gate(ctx context.Context, in *action.Install) error {
 	if err := writePlan(o.root.IOStreams.ErrOut, plan); err != nil {
 		return err
 	}
-	return action.Gate(plan.Refused(), o.Force, o.root.IOStreams.ErrOut)
+	return action.Gate(plan.Refused(), o.Force, o.root.events())
 }
 
 // created says what install did: created the object (printed as -o

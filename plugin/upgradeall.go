@@ -39,7 +39,7 @@ func (o *UpgradeOptions) runAll(ctx context.Context, cfg *action.Config) error {
 		}
 		return plans.SkippedError()
 	}
-	if err := action.Gate(plans.Refused(), o.Plan.Force, o.root.IOStreams.ErrOut); err != nil || o.Plan.DryRun == dryRunClient {
+	if err := action.Gate(plans.Refused(), o.Plan.Force, o.root.events()); err != nil || o.Plan.DryRun == dryRunClient {
 		return cmp.Or(err, plans.SkippedError())
 	}
 	return ua.Apply(ctx, plans, o.stepEvents(ua.Options))
@@ -63,11 +63,12 @@ func (o *UpgradeOptions) stepEvents(co action.ChangeOptions) action.StepEvents {
 			}
 		},
 		Done: func(s *action.Step, updated *installed.Package) {
+			out := o.Plan.results(o.root)
 			if co.DryRun {
-				fmt.Fprintf(co.Out, "%s would be upgraded from %s to %s (server dry run: nothing changed)\n", s.Plan.Package, s.Installed.Package.Version, updated.Version)
+				fmt.Fprintf(out, "%s would be upgraded from %s to %s (server dry run: nothing changed)\n", s.Plan.Package, s.Installed.Package.Version, updated.Version)
 				return
 			}
-			fmt.Fprintf(co.Out, "%s upgraded from %s to %s\n", s.Plan.Package, s.Installed.Package.Version, updated.Version)
+			fmt.Fprintf(out, "%s upgraded from %s to %s\n", s.Plan.Package, s.Installed.Package.Version, updated.Version)
 		},
 	}
 }

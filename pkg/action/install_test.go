@@ -2,7 +2,6 @@ package action
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 
@@ -18,7 +17,7 @@ import (
 func TestInstallPlansASecondPackageOfARepository(t *testing.T) {
 	c := fakeCluster(t, pkgObj("Provider", "org-provider-nop", nopRepo+":v0.2.0", "org-provider-nop-aaa"))
 	spec := installed.InstallSpec{Kind: "Provider", Name: "other-nop", Package: nopRepo + ":v0.4.0"}
-	in := &Install{Cluster: c, Progress: io.Discard}
+	in := &Install{Cluster: c}
 	plan, err := in.Plan(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +50,7 @@ func TestInstallPlansASecondPackageOfARepository(t *testing.T) {
 func TestInstallPlansANameTheResolverWouldTwin(t *testing.T) {
 	const famRepo = "r.example.org/org/provider-family"
 	c := fakeCluster(t, lock(entry("member-aaa", "Provider", nopRepo, "v0.2.0", famRepo, ">=0.0.0")))
-	in := &Install{Cluster: c, Progress: io.Discard}
+	in := &Install{Cluster: c}
 	plan, err := in.Plan(context.Background(), installed.InstallSpec{Kind: "Provider", Name: "family", Package: famRepo + ":v1.0.0"})
 	if err != nil {
 		t.Fatal(err)

@@ -148,7 +148,7 @@ func (o *offline) compare(ctx context.Context, from, to string) (*compare.PlanIn
 		return nil, err
 	}
 	for _, i := range res.Infos {
-		o.pf.cfg.Said(i)
+		o.pf.cfg.Events.said(i)
 	}
 	return res, nil
 }

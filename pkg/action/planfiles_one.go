@@ -97,7 +97,7 @@ func (pf *PlanFiles) planInstall(ctx context.Context, w *wanted, overlay []insta
 	if err != nil {
 		return nil, err
 	}
-	in := &Install{Cluster: c, Registry: reg, Progress: pf.cfg.Events.progress()}
+	in := &Install{Cluster: c, Registry: reg, Events: pf.cfg.Events}
 	spec := installed.InstallSpec{Kind: w.want.Kind, Name: w.want.Name, Package: w.target}
 	p, err := in.Plan(ctx, spec)
 	if err != nil {

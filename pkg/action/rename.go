@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
@@ -42,8 +41,6 @@ type Rename struct {
 	// DryRun has the API server check the first writes (the new
 	// package, the old one's pause) without making them.
 	DryRun bool
-	// Out hears each step as it is done.
-	Out io.Writer
 	// Undo undoes the rename a run cut short recorded, instead of
 	// finishing it.
 	Undo bool
@@ -132,7 +129,7 @@ func (r *Rename) Plan(ctx context.Context, arg string) (*RenamePlan, error) {
 		return nil, &exit.UsageError{Err: fmt.Errorf("%s carries no record of a rename cut short (%s): nothing to undo", old.KindName(), installed.OperationAnnotation), Hint: "See 'kubectl xpkg rename --help' for usage."}
 	}
 	if newName == old.Name {
-		fmt.Fprintf(r.cfg.Events.progress(), "%s already has the name %s: nothing to do\n", old.KindName(), newName)
+		r.cfg.Events.say("%s already has the name %s: nothing to do", old.KindName(), newName)
 		return nil, nil
 	}
 	s := diagnose.Read(ctx, c)

@@ -42,7 +42,7 @@ func (h *handOver) create(ctx context.Context) error {
 	h.undo = append(h.undo, undoStep{1, "delete the new package", h.deleteNew})
 	if h.created != nil {
 		h.expect.created.Store(true)
-		h.say("%s is there already (made by this rename)", h.rp.To)
+		h.ev.say("%s is there already (made by this rename)", h.rp.To)
 		return nil
 	}
 	created, err := h.c.Create(ctx, newPackageObject(h.rp.old, h.rp.newName, h.op), false)
@@ -55,7 +55,7 @@ func (h *handOver) create(ctx context.Context) error {
 	}
 	h.created = created
 	h.expect.created.Store(true)
-	h.say("%s created, paused", h.rp.To)
+	h.ev.say("%s created, paused", h.rp.To)
 	return nil
 }
 
@@ -71,7 +71,7 @@ func (h *handOver) deactivate(ctx context.Context) error {
 		return fmt.Errorf("pause %s: %w", old.KindName(), err)
 	}
 	h.expect.oldPaused.Store(true)
-	h.say("%s paused", old.KindName())
+	h.ev.say("%s paused", old.KindName())
 	uids, err := h.deactivateAll(ctx, old)
 	h.oldUIDs = uids
 	if err == nil {
@@ -96,7 +96,7 @@ func (h *handOver) deactivateAll(ctx context.Context, p *installed.Package) (map
 		if err := h.c.Deactivate(ctx, r, false); err != nil {
 			return uids, fmt.Errorf("deactivate revision %s: %w", r.Name, err)
 		}
-		h.say("revision %s deactivated", r.Name)
+		h.ev.say("revision %s deactivated", r.Name)
 	}
 	return uids, nil
 }
@@ -159,7 +159,7 @@ func (h *handOver) letGo(ctx context.Context, pkg string, revs map[string]string
 			}
 		}
 	}
-	h.say("%s has left the Lock and released %d objects", pkg, len(h.rp.objects))
+	h.ev.say("%s has left the Lock and released %d objects", pkg, len(h.rp.objects))
 	return nil
 }
 
@@ -171,7 +171,7 @@ func (h *handOver) unpause(ctx context.Context) error {
 		return fmt.Errorf("unpause %s: %w", h.rp.To, err)
 	}
 	h.expect.newUnpaused.Store(true)
-	h.say("%s unpaused", h.rp.To)
+	h.ev.say("%s unpaused", h.rp.To)
 	if h.rp.old.ActivationPolicy != "Manual" {
 		return nil
 	}
@@ -182,7 +182,7 @@ func (h *handOver) unpause(ctx context.Context) error {
 	if err := h.c.Activate(ctx, rev); err != nil {
 		return fmt.Errorf("activate revision %s: %w", rev.Name, err)
 	}
-	h.say("revision %s activated", rev.Name)
+	h.ev.say("revision %s activated", rev.Name)
 	return nil
 }
 
@@ -191,7 +191,7 @@ func (h *handOver) unpause(ctx context.Context) error {
 // for the source (its revision) and every dependent is healthy.
 func (h *handOver) installed(ctx context.Context) error {
 	start := time.Now()
-	if err := waitInstalled(ctx, h.c, h.created, h.remaining(), start, false, h.progress); err != nil {
+	if err := waitInstalled(ctx, h.c, h.created, h.remaining(), start, false, h.ev); err != nil {
 		return err
 	}
 	err := h.poll(ctx, h.rp.To+" to take control", func(ctx context.Context) ([]string, error) {
@@ -201,11 +201,11 @@ func (h *handOver) installed(ctx context.Context) error {
 		return err
 	}
 	for _, d := range h.rp.dependents {
-		if err := h.c.WaitReady(ctx, d.Kind, d.Name, d.Source, h.remaining(), h.progress); err != nil {
+		if err := h.c.WaitReady(ctx, d.Kind, d.Name, d.Source, h.remaining(), h.ev.progress()); err != nil {
 			return err
 		}
 	}
-	h.say("%s is installed and healthy, and controls what %s did", h.rp.To, h.rp.Package)
+	h.ev.say("%s is installed and healthy, and controls what %s did", h.rp.To, h.rp.Package)
 	return nil
 }
 
