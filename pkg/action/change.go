@@ -87,7 +87,7 @@ func (c *Change) Read(ctx context.Context, action string, in *Installed, target 
 	var opts [2]source.Options
 	for i, ref := range []string{in.Image, target} {
 		var err error
-		if refs[i], opts[i], err = in.Read(ctx, ref); err != nil {
+		if refs[i], opts[i], err = in.Locate(ctx, ref); err != nil {
 			return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 		}
 		if fb := in.Registry.FellBackFor(refs[i]); fb != nil {

@@ -131,7 +131,7 @@ func (i *Install) Resolve(ctx context.Context, spec *installed.InstallSpec, ref,
 // packageKind reads the package's meta object for its kind, or for a
 // legacy package the scope its app.yaml asks for.
 func (i *Install) packageKind(ctx context.Context, spec *installed.InstallSpec) (string, error) {
-	ref, so, err := i.Registry.Read(ctx, spec.Package, i.secrets(spec))
+	ref, so, err := i.Registry.Locate(ctx, spec.Package, i.secrets(spec))
 	if err != nil {
 		return "", err
 	}
@@ -167,7 +167,7 @@ func (i *Install) secrets(spec *installed.InstallSpec) []string {
 
 func readKind(p *source.Package, limits xpkg.Limits) (string, error) {
 	if p.Format != source.FormatLegacy {
-		meta, err := xpkg.ReadMeta(p.Stream(), limits)
+		meta, err := xpkg.ParseMeta(p.Stream(), limits)
 		if err != nil {
 			return "", p.Cause(err)
 		}

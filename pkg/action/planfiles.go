@@ -152,7 +152,7 @@ func matchManifests(c *cluster.Cluster, pkgs []*installed.Package, ms []Manifest
 		if err != nil || gvr.Group != gvk.Group {
 			return nil, fmt.Errorf("%s: %s is a %s package, but this cluster serves its packages in %s: the manifest is for another Crossplane", m.Where, strings.ToLower(gvk.Kind)+"/"+m.Object.GetName(), gvk.Group, gvr.Group)
 		}
-		w := &wanted{m: m, want: d.Read(m.Object)}
+		w := &wanted{m: m, want: d.Decode(m.Object)}
 		w.want.Kind, w.want.Name = kind, m.Object.GetName()
 		if i := slices.IndexFunc(pkgs, func(p *installed.Package) bool { return p.Kind == kind && p.Name == w.want.Name }); i >= 0 {
 			w.have = pkgs[i]

@@ -188,7 +188,7 @@ func (pf *PlanFiles) absent(ctx context.Context, fp *FilesPlan, pkgs []*installe
 // package manager reads it: its meta object and what validate's rules
 // find in it. A legacy package has neither.
 func readValidated(ctx context.Context, reg *resolve.Registry, ref string, secrets []string, limits xpkg.Limits) (*xpkg.Checked, error) {
-	read, so, err := reg.Read(ctx, ref, secrets)
+	read, so, err := reg.Locate(ctx, ref, secrets)
 	if err != nil {
 		return nil, err
 	}

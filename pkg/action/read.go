@@ -225,7 +225,7 @@ func (v *Versions) Run(ctx context.Context, repo string) ([]VersionsReport, erro
 		if full, err := source.ParseReference(repo, so.Registry); err == nil {
 			repo = full.Context().Name()
 		}
-		if read, rso, err = reg.Read(ctx, repo, nil); err != nil {
+		if read, rso, err = reg.Locate(ctx, repo, nil); err != nil {
 			return nil, err
 		}
 	}
