@@ -94,7 +94,10 @@ func (o *DoctorOptions) backup(ctx context.Context, d *action.Doctor, rep *actio
 		return backupError(path, err)
 	}
 	defer f.Abort()
-	n, err := d.Backup(ctx, rep, f)
+	objs, err := d.Backup(ctx, rep)
+	if err == nil {
+		err = writeBackup(f, objs)
+	}
 	if err == nil {
 		err = f.Commit()
 	}
@@ -102,7 +105,7 @@ func (o *DoctorOptions) backup(ctx context.Context, d *action.Doctor, rep *actio
 		return backupError(path, err)
 	}
 	rep.Repair.Backup = path
-	fmt.Fprintf(o.root.IOStreams.ErrOut, "Saved the %d object(s) the repair changes to %s (kubectl apply -f %s puts them back)\n", n, path, path)
+	fmt.Fprintf(o.root.IOStreams.ErrOut, "Saved the %d object(s) the repair changes to %s (kubectl apply -f %s puts them back)\n", len(objs), path, path)
 	return nil
 }
 

@@ -6,6 +6,9 @@ import (
 	"io"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 )
@@ -27,6 +30,25 @@ func writeReport(w io.Writer, r *action.Report) error {
 		return err
 	}
 	return findings.Write(w, head, r.Findings)
+}
+
+// writeBackup writes the objects a repair changes as YAML documents that
+// kubectl apply -f takes back, under a line that says so.
+func writeBackup(w io.Writer, objs []*unstructured.Unstructured) error {
+	header := fmt.Sprintf("# kubectl xpkg doctor --fix: the %d object(s) it changes, as they were before it (restore: kubectl apply -f THIS-FILE)\n", len(objs))
+	if _, err := io.WriteString(w, header); err != nil {
+		return err
+	}
+	for _, u := range objs {
+		b, err := yaml.Marshal(u.Object)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "---\n%s", b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeRepair prints the repair's steps, numbered, after the report.

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
@@ -74,5 +77,27 @@ func TestWriteEmptyRepair(t *testing.T) {
 	var out bytes.Buffer
 	if err := writeRepair(&out, &action.Repair{}); err != nil || !strings.Contains(out.String(), "nothing doctor can prove safe to change") {
 		t.Errorf("%q, %v", out.String(), err)
+	}
+}
+
+// TestWriteBackup: a line that says what the file is and how to restore
+// it, then one YAML document per object, as kubectl apply -f takes them.
+func TestWriteBackup(t *testing.T) {
+	rev := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "pkg.crossplane.io/v1", "kind": "FunctionRevision",
+		"metadata": map[string]any{"name": "fn-aaa", "labels": map[string]any{"pkg.crossplane.io/package": "fn"}}}}
+	var out bytes.Buffer
+	if err := writeBackup(&out, []*unstructured.Unstructured{rev}); err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(out.String(), "---\n")
+	if len(docs) != 2 || docs[0] != "# kubectl xpkg doctor --fix: the 1 object(s) it changes, as they were before it (restore: kubectl apply -f THIS-FILE)\n" {
+		t.Fatalf("backup:\n%s", out.String())
+	}
+	var saved map[string]any
+	if err := yaml.Unmarshal([]byte(docs[1]), &saved); err != nil {
+		t.Fatal(err)
+	}
+	if b := (&unstructured.Unstructured{Object: saved}); b.GetName() != "fn-aaa" || b.GetKind() != "FunctionRevision" || b.GetLabels()["pkg.crossplane.io/package"] != "fn" {
+		t.Errorf("the backup is not the revision: %s", out.String())
 	}
 }
