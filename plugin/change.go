@@ -84,7 +84,7 @@ func (f *PlanFlags) show(r *Root, p *action.Plan) error {
 	if f.DryRun != dryRunNone {
 		w = r.IOStreams.Out
 	}
-	return action.WriteText(w, p)
+	return writePlan(w, p)
 }
 
 // gate says whether the change may go ahead: a blocking finding stops it
@@ -94,7 +94,7 @@ func (f *PlanFlags) gate(r *Root, p *action.Plan) (proceed bool, err error) {
 	if err := f.show(r, p); err != nil {
 		return false, err
 	}
-	if err := action.Gate(p.Refused(), f.Force, r.IOStreams.ErrOut); err != nil {
+	if err := action.Gate(p.Refused(), f.Force, r.events()); err != nil {
 		return false, err
 	}
 	return f.DryRun != dryRunClient, nil
@@ -102,11 +102,12 @@ func (f *PlanFlags) gate(r *Root, p *action.Plan) (proceed bool, err error) {
 
 // changeOptions are how the change is carried out.
 func (f *PlanFlags) changeOptions(r *Root, wait time.Duration, atomic bool) action.ChangeOptions {
-	return action.ChangeOptions{Wait: wait, Atomic: atomic, DryRun: f.DryRun == dryRunServer, Out: f.results(r)}
+	return action.ChangeOptions{Wait: wait, Atomic: atomic, DryRun: f.DryRun == dryRunServer}
 }
 
-// results is where the change's results go: with -o the plan is what
-// stdout holds, and they go to stderr.
+// results is where the change's results go (and what it did on its way,
+// Events.Results): with -o the plan is what stdout holds, and they go to
+// stderr.
 func (f *PlanFlags) results(r *Root) io.Writer {
 	if f.Output != "" {
 		return r.IOStreams.ErrOut

@@ -147,5 +147,5 @@ func (l *localReads) read(ctx context.Context, r *Root, sf *SourceFlags, so sour
 		}
 		l.reg = reg
 	}
-	return l.reg.Read(ctx, arg, nil)
+	return l.reg.Locate(ctx, arg, nil)
 }

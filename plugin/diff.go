@@ -126,7 +126,7 @@ func (o *DiffOptions) sources(ctx context.Context, so source.Options) ([2]string
 	var args [2]string
 	var opts [2]source.Options
 	newArg := o.args[len(o.args)-1]
-	var read func(ctx context.Context, ref string) (string, source.Options, error)
+	var locate func(ctx context.Context, ref string) (string, source.Options, error)
 	if o.Installed != "" {
 		cfg, err := o.root.config(&o.Cluster, &o.Source, o.XPNamespace)
 		if err != nil {
@@ -139,14 +139,16 @@ func (o *DiffOptions) sources(ctx context.Context, so source.Options) ([2]string
 		if newArg, err = o.candidate(ctx, in, newArg); err != nil {
 			return args, opts, err
 		}
-		args[0], read = in.Image, in.Read
+		args[0], locate = in.Image, in.Locate
 	} else {
 		reg, err := localRegistry(ctx, o.root, o.cmd, &o.Cluster, &o.Source, so, o.XPNamespace)
 		if err != nil {
 			return args, opts, err
 		}
 		args[0] = o.args[0]
-		read = func(ctx context.Context, ref string) (string, source.Options, error) { return reg.Read(ctx, ref, nil) }
+		locate = func(ctx context.Context, ref string) (string, source.Options, error) {
+			return reg.Locate(ctx, ref, nil)
+		}
 	}
 	args[1] = newArg
 	for i, a := range args {
@@ -155,7 +157,7 @@ func (o *DiffOptions) sources(ctx context.Context, so source.Options) ([2]string
 			continue
 		}
 		var err error
-		if args[i], opts[i], err = read(ctx, a); err != nil {
+		if args[i], opts[i], err = locate(ctx, a); err != nil {
 			return args, opts, err
 		}
 	}

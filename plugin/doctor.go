@@ -124,13 +124,13 @@ func (o *DoctorOptions) print(rep *action.Report) error {
 	if o.Output != "" {
 		return printers.PrintObject(out, o.Output, rep)
 	}
-	if err := action.WriteReport(out, rep); err != nil {
+	if err := writeReport(out, rep); err != nil {
 		return err
 	}
 	if rep.Repair == nil || rep.Healthy() {
 		return nil
 	}
-	return action.WriteRepair(out, rep.Repair)
+	return writeRepair(out, rep.Repair)
 }
 
 // doctorStatus is the exit of a report: what could not be read first

@@ -50,10 +50,10 @@ func (o *DoctorOptions) fix(ctx context.Context, d *action.Doctor) error {
 // stdout for the final report.
 func (o *DoctorOptions) printPlan(rep *action.Report) error {
 	w := o.results()
-	if err := action.WriteReport(w, rep); err != nil {
+	if err := writeReport(w, rep); err != nil {
 		return err
 	}
-	return action.WriteRepair(w, rep.Repair)
+	return writeRepair(w, rep.Repair)
 }
 
 // results is where what the repair does is said: stdout, unless -o
@@ -94,7 +94,10 @@ func (o *DoctorOptions) backup(ctx context.Context, d *action.Doctor, rep *actio
 		return backupError(path, err)
 	}
 	defer f.Abort()
-	n, err := d.Backup(ctx, rep, f)
+	objs, err := d.Backup(ctx, rep)
+	if err == nil {
+		err = writeBackup(f, objs)
+	}
 	if err == nil {
 		err = f.Commit()
 	}
@@ -102,7 +105,7 @@ func (o *DoctorOptions) backup(ctx context.Context, d *action.Doctor, rep *actio
 		return backupError(path, err)
 	}
 	rep.Repair.Backup = path
-	fmt.Fprintf(o.root.IOStreams.ErrOut, "Saved the %d object(s) the repair changes to %s (kubectl apply -f %s puts them back)\n", n, path, path)
+	fmt.Fprintf(o.root.IOStreams.ErrOut, "Saved the %d object(s) the repair changes to %s (kubectl apply -f %s puts them back)\n", len(objs), path, path)
 	return nil
 }
 
@@ -125,7 +128,7 @@ func (o *DoctorOptions) repair(ctx context.Context, d *action.Doctor, rep *actio
 	}
 	if o.Output == "" {
 		fmt.Fprintln(out, "After the repair:")
-		err = action.WriteReport(out, after)
+		err = writeReport(out, after)
 	} else {
 		after.Repair = rep.Repair
 		err = o.print(after)

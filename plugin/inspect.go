@@ -68,7 +68,7 @@ func (o *InspectOptions) Run(ctx context.Context) error {
 		return err
 	}
 	defer p.Close()
-	r, err := inspect.Read(p, limits)
+	r, err := inspect.Summarize(p, limits)
 	if err != nil {
 		return err
 	}

@@ -190,10 +190,10 @@ func (o *InstallOptions) gate(ctx context.Context, in *action.Install) error {
 	if err != nil || len(plan.Findings) == 0 {
 		return err
 	}
-	if err := action.WriteText(o.root.IOStreams.ErrOut, plan); err != nil {
+	if err := writePlan(o.root.IOStreams.ErrOut, plan); err != nil {
 		return err
 	}
-	return action.Gate(plan.Refused(), o.Force, o.root.IOStreams.ErrOut)
+	return action.Gate(plan.Refused(), o.Force, o.root.events())
 }
 
 // created says what install did: created the object (printed as -o

@@ -128,7 +128,7 @@ func (o *PlanOptions) print(fp *action.FilesPlan) error {
 	if o.Output != "" {
 		return printers.PrintObject(o.root.IOStreams.Out, o.Output, fp)
 	}
-	return action.WriteFilesPlan(o.root.IOStreams.Out, fp)
+	return writeFilesPlan(o.root.IOStreams.Out, fp)
 }
 
 // manifests are the set's packages as the plan takes them.

@@ -149,7 +149,7 @@ func (o *RenameOptions) gate(plan *action.RenamePlan) (proceed bool, err error) 
 	if err := o.show(plan); err != nil {
 		return false, err
 	}
-	if err := action.Gate(plan.Refused(), o.Plan.Force, o.root.IOStreams.ErrOut); err != nil {
+	if err := action.Gate(plan.Refused(), o.Plan.Force, o.root.events()); err != nil {
 		return false, err
 	}
 	return o.Plan.DryRun != dryRunClient, nil
@@ -165,5 +165,5 @@ func (o *RenameOptions) show(plan *action.RenamePlan) error {
 	if o.Plan.DryRun != dryRunNone {
 		w = o.root.IOStreams.Out
 	}
-	return action.WriteRenamePlan(w, plan)
+	return writeRenamePlan(w, plan)
 }

@@ -78,6 +78,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cfg.Events.Results = o.Plan.results(o.root)
 	rb := action.NewRollback(cfg)
 	rb.ToRevision, rb.Activate, rb.NoPlan = o.ToRevision, o.Activate, o.Plan.NoPlan
 	rb.Options = o.Plan.changeOptions(o.root, o.Wait.d, false)

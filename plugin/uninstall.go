@@ -107,7 +107,7 @@ func (o *UninstallOptions) options() action.UninstallOptions {
 		suffix = "deleted (server dry run)"
 	}
 	return action.UninstallOptions{
-		DryRun: o.Plan.DryRun == dryRunServer, Wait: o.Wait.d, Progress: o.root.IOStreams.ErrOut,
+		DryRun: o.Plan.DryRun == dryRunServer, Wait: o.Wait.d,
 		Deleted: func(p *installed.Package) { fmt.Fprintf(out, "%s %s\n", p.KindName(), suffix) },
 	}
 }

@@ -119,6 +119,7 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cfg.Events.Results = o.Plan.results(o.root)
 	if o.All || o.Family != "" {
 		return o.runAll(ctx, cfg)
 	}
@@ -127,7 +128,7 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 	up.Options = o.Plan.changeOptions(o.root, o.Wait.d, o.Atomic)
 	if o.Activate && o.version == "" {
 		// Nothing to change: activate the revision the package has.
-		up.Options.Out = o.root.IOStreams.Out
+		cfg.Events.Results = o.root.IOStreams.Out
 		return up.Activated(ctx, o.arg)
 	}
 	plan, err := up.Plan(ctx, o.arg)

@@ -39,7 +39,7 @@ func (o *UpgradeOptions) runAll(ctx context.Context, cfg *action.Config) error {
 		}
 		return plans.SkippedError()
 	}
-	if err := action.Gate(plans.Refused(), o.Plan.Force, o.root.IOStreams.ErrOut); err != nil || o.Plan.DryRun == dryRunClient {
+	if err := action.Gate(plans.Refused(), o.Plan.Force, o.root.events()); err != nil || o.Plan.DryRun == dryRunClient {
 		return cmp.Or(err, plans.SkippedError())
 	}
 	return ua.Apply(ctx, plans, o.stepEvents(ua.Options))
@@ -59,15 +59,16 @@ func (o *UpgradeOptions) stepEvents(co action.ChangeOptions) action.StepEvents {
 	return action.StepEvents{
 		Replanned: func(p *action.Plan) {
 			if p.Blocking() || len(p.Findings) > 0 {
-				_ = action.WriteText(o.root.IOStreams.ErrOut, p)
+				_ = writePlan(o.root.IOStreams.ErrOut, p)
 			}
 		},
 		Done: func(s *action.Step, updated *installed.Package) {
+			out := o.Plan.results(o.root)
 			if co.DryRun {
-				fmt.Fprintf(co.Out, "%s would be upgraded from %s to %s (server dry run: nothing changed)\n", s.Plan.Package, s.Installed.Package.Version, updated.Version)
+				fmt.Fprintf(out, "%s would be upgraded from %s to %s (server dry run: nothing changed)\n", s.Plan.Package, s.Installed.Package.Version, updated.Version)
 				return
 			}
-			fmt.Fprintf(co.Out, "%s upgraded from %s to %s\n", s.Plan.Package, s.Installed.Package.Version, updated.Version)
+			fmt.Fprintf(out, "%s upgraded from %s to %s\n", s.Plan.Package, s.Installed.Package.Version, updated.Version)
 		},
 	}
 }
@@ -108,7 +109,7 @@ func showPlans(r *Root, f *PlanFlags, ps *action.Plans) error {
 		}
 	}
 	for _, p := range ps.Steps {
-		if err := action.WriteText(w, p); err != nil {
+		if err := writePlan(w, p); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -23,9 +22,6 @@ type ApplyOptions struct {
 	Atomic bool
 	// DryRun has the API server check the change without making it.
 	DryRun bool
-	// Progress receives progress lines; Out the results (a revision
-	// activated).
-	Progress, Out io.Writer
 	// RollbackBudget bounds an atomic rollback, its retries and its wait
 	// (0: the longer of Wait and DefaultRollbackBudget).
 	RollbackBudget time.Duration
@@ -85,7 +81,7 @@ func (c *Change) Apply(ctx context.Context, in *Installed, target string, o Appl
 // error says where the package points.
 func (c *Change) followUnanswered(ctx context.Context, pkg *installed.Package, target string, cause error, o ApplyOptions) (*installed.Package, error) {
 	budget := c.rollback(o).budget()
-	fmt.Fprintf(o.Progress, "%s: %v\n%s: following it for up to %s, to roll it back if it lands\n", pkg.KindName(), cause, pkg.KindName(), cluster.Round(budget))
+	c.Events.say("%s: %v\n%s: following it for up to %s, to roll it back if it lands", pkg.KindName(), cause, pkg.KindName(), cluster.Round(budget))
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
 	for {
@@ -116,7 +112,7 @@ func (c *Change) rollBack(ctx context.Context, pkg, updated *installed.Package, 
 	if ctx.Err() != nil {
 		why = "was interrupted"
 	}
-	fmt.Fprintf(o.Progress, "%s: %s %s: %v\n%s: rolling back to %s\n", pkg.KindName(), target, why, cause, pkg.KindName(), pkg.Source)
+	c.Events.say("%s: %s %s: %v\n%s: rolling back to %s", pkg.KindName(), target, why, cause, pkg.KindName(), pkg.Source)
 	back, moved, err := c.rollback(o).putBack(ctx, pkg, updated)
 	ae := &AtomicError{Package: pkg.KindName(), To: target, Back: pkg.Source, Err: cause, Now: target, RollbackErr: err}
 	var changed *cluster.ChangedError
@@ -130,10 +126,11 @@ func (c *Change) rollBack(ctx context.Context, pkg, updated *installed.Package, 
 }
 
 // rollback is the Rollback action that puts the package back when the
-// change fails, reporting where o says, within o's rollback budget.
+// change fails, reporting where the change does, within o's rollback
+// budget.
 func (c *Change) rollback(o ApplyOptions) *Rollback {
-	rb := NewRollback(&Config{cluster: c.Cluster, Limits: c.Limits, XPNamespace: c.XPNamespace, Events: Events{Progress: o.Progress}})
-	rb.Options, rb.Budget = ChangeOptions{Wait: o.Wait, Out: o.Out}, o.RollbackBudget
+	rb := NewRollback(&Config{cluster: c.Cluster, Limits: c.Limits, XPNamespace: c.XPNamespace, Events: c.Events})
+	rb.Options, rb.Budget = ChangeOptions{Wait: o.Wait}, o.RollbackBudget
 	return rb
 }
 
@@ -147,7 +144,7 @@ func deadlineOf(ctx context.Context) time.Time {
 // with manual activation, nothing else needs changing.
 func (c *Change) Activated(ctx context.Context, p *installed.Package, o ApplyOptions) error {
 	if p.ActivationPolicy != "Manual" {
-		fmt.Fprintf(o.Progress, "%s activates its revisions automatically: nothing to activate\n", p.KindName())
+		c.Events.say("%s activates its revisions automatically: nothing to activate", p.KindName())
 	}
 	return c.settle(ctx, p, true, o, false)
 }
@@ -164,27 +161,23 @@ func (c *Change) settle(ctx context.Context, p *installed.Package, activate bool
 		if err := c.Cluster.Activate(ctx, rev); err != nil {
 			return fmt.Errorf("activate revision %s: %w", rev.Name, err)
 		}
-		fmt.Fprintf(o.Out, "revision %s activated\n", rev.Name)
+		c.Events.result("revision %s activated", rev.Name)
 	}
 	if o.Wait == 0 {
 		return nil
 	}
-	return waitInstalled(ctx, c.Cluster, p, o.Wait-time.Since(start), start, rolledBack, o.Progress)
+	return waitInstalled(ctx, c.Cluster, p, o.Wait-time.Since(start), start, rolledBack, c.Events)
 }
 
-// WaitInstalled waits until the package is installed and healthy, with
+// waitInstalled waits until the package is installed and healthy, with
 // its dependencies, and every definition its revision installed is
-// established; failures of definitions count from since. d bounds it all.
-// Crossplane can report Healthy before a runtime it has just changed
-// catches up, and take it back a moment later: readiness counts once it
-// still holds after HoldReady.
-func WaitInstalled(ctx context.Context, c *cluster.Cluster, p *installed.Package, d time.Duration, since time.Time, out io.Writer) error {
-	return waitInstalled(ctx, c, p, d, since, false, out)
-}
-
-// waitInstalled is WaitInstalled; after a rollback the definitions are
-// waited for with WaitReestablished.
-func waitInstalled(ctx context.Context, c *cluster.Cluster, p *installed.Package, d time.Duration, since time.Time, rolledBack bool, out io.Writer) error {
+// established (after a rollback: WaitReestablished); failures of
+// definitions count from since. d bounds it all. Crossplane can report
+// Healthy before a runtime it has just changed catches up, and take it
+// back a moment later: readiness counts once it still holds after
+// HoldReady.
+func waitInstalled(ctx context.Context, c *cluster.Cluster, p *installed.Package, d time.Duration, since time.Time, rolledBack bool, ev Events) error {
+	out := ev.progress()
 	established := c.WaitEstablished
 	if rolledBack {
 		established = c.WaitReestablished
@@ -220,7 +213,7 @@ func waitInstalled(ctx context.Context, c *cluster.Cluster, p *installed.Package
 		if r.Ready {
 			return nil
 		}
-		fmt.Fprintf(out, "%s: not ready again a moment later (%s): waiting on\n", now.KindName(), strings.Join(r.Pending, ", "))
+		ev.say("%s: not ready again a moment later (%s): waiting on", now.KindName(), strings.Join(r.Pending, ", "))
 		if time.Until(deadline) <= 0 {
 			return &cluster.WaitTimeoutError{What: now.KindName(), After: d, Pending: r.Pending}
 		}

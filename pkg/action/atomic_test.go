@@ -50,8 +50,9 @@ func TestAtomicRollbackTriesAgain(t *testing.T) {
 		return nil
 	})
 	var progress strings.Builder
+	ch.Events.Progress = &progress
 	cause := errors.New("Healthy=False")
-	_, err := ch.rollBack(context.Background(), in.Package, in.Package, "r.example.org/org/provider-p:v2", cause, ApplyOptions{Progress: &progress, RollbackBudget: 30 * time.Second})
+	_, err := ch.rollBack(context.Background(), in.Package, in.Package, "r.example.org/org/provider-p:v2", cause, ApplyOptions{RollbackBudget: 30 * time.Second})
 	var ae *AtomicError
 	if !errors.As(err, &ae) || ae.RollbackErr != nil {
 		t.Fatalf("rollback: %v", err)
@@ -67,7 +68,7 @@ func TestAtomicRollbackTriesAgain(t *testing.T) {
 func TestAtomicRollbackThatFailsSaysHowBack(t *testing.T) {
 	ch, in := atomicCluster(t, func(n int) error { return unavailable() })
 	const target = "r.example.org/org/provider-p:v2"
-	_, err := ch.rollBack(context.Background(), in.Package, in.Package, target, errors.New("Healthy=False"), ApplyOptions{Progress: &strings.Builder{}, RollbackBudget: 1500 * time.Millisecond})
+	_, err := ch.rollBack(context.Background(), in.Package, in.Package, target, errors.New("Healthy=False"), ApplyOptions{RollbackBudget: 1500 * time.Millisecond})
 	var ae *AtomicError
 	if !errors.As(err, &ae) || ae.RollbackErr == nil {
 		t.Fatalf("rollback: %v", err)
@@ -105,7 +106,7 @@ func TestAtomicRollsBackAPatchCutShortThatLanded(t *testing.T) {
 		cancel()
 		return context.Canceled
 	})
-	_, err := ch.Apply(ctx, in, target, ApplyOptions{Atomic: true, Progress: &strings.Builder{}, RollbackBudget: 10 * time.Second})
+	_, err := ch.Apply(ctx, in, target, ApplyOptions{Atomic: true, RollbackBudget: 10 * time.Second})
 	var ae *AtomicError
 	if !errors.As(err, &ae) || ae.RollbackErr != nil || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Apply: %v", err)

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -39,22 +38,13 @@ type Change struct {
 	// Activate activates the new revision of a package with Manual
 	// activation.
 	Activate bool
-	// OnRead hears what each package read found (may be nil).
-	OnRead func(source.Info)
-	// Progress hears what a change made without a plan, or made and
-	// followed, goes through (may be nil).
-	Progress io.Writer
+	// Events hear what each package read found, and what a change made
+	// without a plan, or made and followed, goes through.
+	Events Events
 	// Overlay are Lock entries that stand, in the plan, for those of the
 	// same source (and are added where none is): what a set of changes
 	// planned together makes of the Lock (plan -f).
 	Overlay []installed.LockPackage
-}
-
-func (c *Change) progress() io.Writer {
-	if c.Progress == nil {
-		return io.Discard
-	}
-	return c.Progress
 }
 
 // Plan checks moving the installed package to target, changing nothing:
@@ -97,7 +87,7 @@ func (c *Change) Read(ctx context.Context, action string, in *Installed, target 
 	var opts [2]source.Options
 	for i, ref := range []string{in.Image, target} {
 		var err error
-		if refs[i], opts[i], err = in.Read(ctx, ref); err != nil {
+		if refs[i], opts[i], err = in.Locate(ctx, ref); err != nil {
 			return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 		}
 		if fb := in.Registry.FellBackFor(refs[i]); fb != nil {
@@ -111,10 +101,8 @@ func (c *Change) Read(ctx context.Context, action string, in *Installed, target 
 	if err != nil {
 		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 	}
-	if c.OnRead != nil {
-		for _, i := range res.Infos {
-			c.OnRead(i)
-		}
+	for _, i := range res.Infos {
+		c.Events.said(i)
 	}
 	return &PlanRead{plan: p, in: in, target: target, res: res}, nil
 }

@@ -46,15 +46,36 @@ type Config struct {
 	registry *resolve.Registry
 }
 
-// Events is where actions report as they go: progress, warnings and the
-// packages they read (stderr for the command line). A nil writer is
-// silent.
+// Events is where every action reports as it goes, a line at a time:
+// progress, warnings and the packages it read on Progress (stderr for the
+// command line), what a change did along the way on Results. A nil
+// writer is silent.
 type Events struct {
 	Progress io.Writer
+	// Results hears what a change did on its way (a revision activated,
+	// a package rolled back).
+	Results io.Writer
 	// Bar, when set, shows the download of a package's layer (a terminal).
 	Bar io.Writer
 }
 
+// say tells Progress one line, formatted as fmt.Sprintf formats.
+func (e Events) say(format string, args ...any) { writeLine(e.Progress, format, args) }
+
+// result tells Results one line, formatted as fmt.Sprintf formats.
+func (e Events) result(format string, args ...any) { writeLine(e.Results, format, args) }
+
+func writeLine(w io.Writer, format string, args []any) {
+	if w != nil {
+		_, _ = io.WriteString(w, fmt.Sprintf(format, args...)+"\n")
+	}
+}
+
+// said tells Progress that a package was read, and what of it.
+func (e Events) said(i source.Info) { e.say("%s", i.Describe()) }
+
+// progress is Progress for the waits of pkg/cluster, which write their
+// lines themselves.
 func (e Events) progress() io.Writer {
 	if e.Progress == nil {
 		return io.Discard
@@ -107,12 +128,12 @@ func (c *Config) Registry(ctx context.Context) (*resolve.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := c.Events.progress()
-	reg, err := resolve.NewRegistry(ctx, cl, c.XPNamespace, c.Source, !c.NoImageConfig, func(s string) { fmt.Fprintln(out, s) })
+	ev := c.Events
+	reg, err := resolve.NewRegistry(ctx, cl, c.XPNamespace, c.Source, !c.NoImageConfig, func(s string) { ev.say("%s", s) })
 	if err != nil {
 		return nil, err
 	}
-	reg.OnResolve = func(res imageconfig.Resolution) { fmt.Fprintln(out, resolve.DescribeResolution(res)) }
+	reg.OnResolve = func(res imageconfig.Resolution) { ev.say("%s", resolve.DescribeResolution(res)) }
 	c.registry = reg
 	return reg, nil
 }
@@ -127,13 +148,9 @@ func (c *Config) Open(ctx context.Context, ref string, so source.Options) (*sour
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintln(c.Events.progress(), p.Info.Describe())
+	c.Events.said(p.Info)
 	return p, nil
 }
-
-// Said tells Progress that a package was read (for reads that do not go
-// through Open).
-func (c *Config) Said(i source.Info) { fmt.Fprintln(c.Events.progress(), i.Describe()) }
 
 // namespace is Crossplane's namespace, where the runtimes run.
 func (c *Config) namespace() string { return cmp.Or(c.XPNamespace, "crossplane-system") }

@@ -1,15 +1,11 @@
 package action
 
 import (
-	"cmp"
 	"context"
-	"fmt"
-	"io"
 	"sync"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/releases"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 )
@@ -119,23 +115,4 @@ func (d *Doctor) constraints(s *diagnose.State) func(context.Context, []*install
 		})
 		return out, ctx.Err()
 	}
-}
-
-// WriteReport prints the report for people as a plan is printed: what was
-// read, the counts by severity, one line per finding, blocking first.
-// What could not be read is counted in the heading, not named (the
-// command makes each its error line).
-func WriteReport(w io.Writer, r *Report) error {
-	head := fmt.Sprintf("Doctor: %d packages, %d revisions, %d Lock entries read", r.Packages, r.Revisions, r.LockEntries)
-	if x := r.Crossplane; x != nil {
-		head = fmt.Sprintf("Crossplane %s (deployment %s) → %s\n%s", cmp.Or(x.Running, "version unknown"), x.Deployment, x.Target, head)
-	}
-	if len(r.Unread) > 0 {
-		head += fmt.Sprintf("; %d reads failed, so the findings are not complete", len(r.Unread))
-	}
-	if r.Healthy() {
-		_, err := fmt.Fprintf(w, "%s\n  no problems found\n", head)
-		return err
-	}
-	return findings.Write(w, head, r.Findings)
 }

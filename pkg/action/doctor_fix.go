@@ -5,14 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
@@ -148,13 +146,13 @@ func goneEntrySteps(s *diagnose.State) []RepairStep {
 	return out
 }
 
-// Backup writes every object the repair changes or deletes, as it is
-// now, as YAML documents that kubectl apply -f takes back (what only the
-// API server sets is left out), and returns how many it wrote.
-func (d *Doctor) Backup(ctx context.Context, rep *Report, w io.Writer) (int, error) {
+// Backup is every object the repair changes or deletes, as it is now,
+// as kubectl apply -f takes it back (what only the API server sets is
+// left out).
+func (d *Doctor) Backup(ctx context.Context, rep *Report) ([]*unstructured.Unstructured, error) {
 	c, err := d.cfg.connect()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	var objs []*unstructured.Unstructured
 	seen := map[string]bool{}
@@ -165,26 +163,13 @@ func (d *Doctor) Backup(ctx context.Context, rep *Report, w io.Writer) (int, err
 		seen[st.Object] = true
 		u, err := backupObject(ctx, c, st)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		if u != nil {
-			objs = append(objs, u)
+			objs = append(objs, restorable(u))
 		}
 	}
-	header := fmt.Sprintf("# kubectl xpkg doctor --fix: the %d object(s) it changes, as they were before it (restore: kubectl apply -f THIS-FILE)\n", len(objs))
-	if _, err := io.WriteString(w, header); err != nil {
-		return 0, err
-	}
-	for _, u := range objs {
-		b, err := yaml.Marshal(restorable(u).Object)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := fmt.Fprintf(w, "---\n%s", b); err != nil {
-			return 0, err
-		}
-	}
-	return len(objs), nil
+	return objs, nil
 }
 
 func backupObject(ctx context.Context, c *cluster.Cluster, st RepairStep) (*unstructured.Unstructured, error) {
@@ -343,21 +328,6 @@ func (d *Doctor) Settle(ctx context.Context, wait, interval time.Duration) (*Rep
 		case <-time.After(interval):
 		}
 	}
-}
-
-// WriteRepair prints the repair's steps, numbered, after the report.
-func WriteRepair(w io.Writer, rp *Repair) error {
-	var sb strings.Builder
-	if len(rp.Steps) == 0 {
-		sb.WriteString("Repair: nothing doctor can prove safe to change; the findings say what to do by hand\n")
-	} else {
-		fmt.Fprintf(&sb, "Repair: %d step(s)\n", len(rp.Steps))
-	}
-	for i, st := range rp.Steps {
-		fmt.Fprintf(&sb, "  %d. %s [%s]\n", i+1, st.Message, st.Rule)
-	}
-	_, err := io.WriteString(w, sb.String())
-	return err
 }
 
 // orphanSteps: a definition's controller reference to a revision that no

@@ -1,8 +1,8 @@
 package action
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -67,21 +67,16 @@ func TestDoctorFixDeletesTheStaleRevision(t *testing.T) {
 		t.Errorf("step %+v", st)
 	}
 
-	var backup bytes.Buffer
-	if n, err := d.Backup(context.Background(), rep, &backup); err != nil || n != 1 {
-		t.Fatalf("backup: %d objects, %v", n, err)
+	objs, err := d.Backup(context.Background(), rep)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("backup: %d objects, %v", len(objs), err)
 	}
-	docs := strings.Split(backup.String(), "---\n")
-	var saved map[string]any
-	if err := yaml.Unmarshal([]byte(docs[1]), &saved); err != nil {
-		t.Fatal(err)
-	}
-	b := &unstructured.Unstructured{Object: saved}
-	if b.GetName() != "fn-aaa" || b.GetKind() != "FunctionRevision" || b.GetUID() != "" || b.GetResourceVersion() != "" || saved["status"] != nil {
-		t.Errorf("the backup is not the revision as kubectl apply takes it: %s", backup.String())
+	b := objs[0]
+	if b.GetName() != "fn-aaa" || b.GetKind() != "FunctionRevision" || b.GetUID() != "" || b.GetResourceVersion() != "" || b.Object["status"] != nil {
+		t.Errorf("the backup is not the revision as kubectl apply takes it: %v", b.Object)
 	}
 	if b.GetLabels()["pkg.crossplane.io/package"] != "fn" {
-		t.Errorf("the backup lost the revision's labels: %s", backup.String())
+		t.Errorf("the backup lost the revision's labels: %v", b.Object)
 	}
 
 	dyn.ClearActions()
@@ -159,10 +154,6 @@ func TestDoctorFixLeavesWhatItCannotProve(t *testing.T) {
 			if len(rep.Repair.Steps) != 0 {
 				t.Errorf("steps %+v, want none", rep.Repair.Steps)
 			}
-			var out bytes.Buffer
-			if err := WriteRepair(&out, rep.Repair); err != nil || !strings.Contains(out.String(), "nothing doctor can prove safe to change") {
-				t.Errorf("%q, %v", out.String(), err)
-			}
 		})
 	}
 }
@@ -180,9 +171,8 @@ func TestDoctorFixRemovesAGoneRevisionsLockEntry(t *testing.T) {
 	if len(rep.Repair.Steps) != 1 || rep.Repair.Steps[0].Action != RepairRemoveLockEntry || rep.Repair.Steps[0].Object != "lock/lock" {
 		t.Fatalf("steps %+v, want the Lock entry's removal", rep.Repair.Steps)
 	}
-	var backup bytes.Buffer
-	if _, err := d.Backup(context.Background(), rep, &backup); err != nil || !strings.Contains(backup.String(), "gone-xyz") || !strings.Contains(backup.String(), "kind: Lock") {
-		t.Fatalf("backup %q, %v", backup.String(), err)
+	if backup, _, err := backupText(d, rep); err != nil || !strings.Contains(backup, "gone-xyz") || !strings.Contains(backup, "kind: Lock") {
+		t.Fatalf("backup %q, %v", backup, err)
 	}
 	if err := d.Repair(context.Background(), rep, RepairOptions{}); err != nil {
 		t.Fatal(err)
@@ -291,9 +281,8 @@ func TestDoctorFixRemovesAnOrphanedControllerReference(t *testing.T) {
 		rep.Repair.Steps[0].Rule != findings.RuleControlConflict {
 		t.Fatalf("steps %+v", rep.Repair.Steps)
 	}
-	var backup bytes.Buffer
-	if n, err := d.Backup(context.Background(), rep, &backup); err != nil || n != 1 || !strings.Contains(backup.String(), "kind: CustomResourceDefinition") || !strings.Contains(backup.String(), "u-gone") {
-		t.Fatalf("backup %d %v:\n%s", n, err, backup.String())
+	if backup, n, err := backupText(d, rep); err != nil || n != 1 || !strings.Contains(backup, "kind: CustomResourceDefinition") || !strings.Contains(backup, "u-gone") {
+		t.Fatalf("backup %d %v:\n%s", n, err, backup)
 	}
 	dyn.ClearActions()
 	if err := d.Repair(context.Background(), rep, RepairOptions{}); err != nil {
@@ -315,4 +304,17 @@ func TestDoctorFixRemovesAnOrphanedControllerReference(t *testing.T) {
 	if r := planRepair(t, d); len(r.Repair.Steps) != 0 || len(ruleFindings(r, findings.RuleControlConflict)) != 0 {
 		t.Errorf("after the repair: steps %+v, findings %+v", r.Repair.Steps, r.Findings)
 	}
+}
+
+// backupText is the objects of the repair's backup as YAML, and how many
+// they are.
+func backupText(d *Doctor, rep *Report) (string, int, error) {
+	objs, err := d.Backup(context.Background(), rep)
+	var b strings.Builder
+	for _, u := range objs {
+		y, yerr := yaml.Marshal(u.Object)
+		b.WriteString("---\n" + string(y))
+		err = errors.Join(err, yerr)
+	}
+	return b.String(), len(objs), err
 }

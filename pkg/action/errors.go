@@ -3,8 +3,6 @@ package action
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
@@ -12,15 +10,15 @@ import (
 
 // Gate lets a planned change go ahead, or refuses it (exit status 3) when
 // a blocking finding stopped it (refused is not nil), unless force, which
-// goes ahead and says so on progress.
-func Gate(refused *RefusedError, force bool, progress io.Writer) error {
+// goes ahead and says so on ev.
+func Gate(refused *RefusedError, force bool, ev Events) error {
 	if refused == nil {
 		return nil
 	}
 	if !force {
 		return exit.WithCode(exit.PlanRefused, refused)
 	}
-	fmt.Fprintf(progress, "Warning: going ahead despite the blocking findings (--force)\n")
+	ev.say("Warning: going ahead despite the blocking findings (--force)")
 	return nil
 }
 

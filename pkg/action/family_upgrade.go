@@ -220,7 +220,7 @@ func (u *UpgradeAll) rollBackFamily(ctx context.Context, ps *Plans, se *StepErro
 			continue
 		}
 		was := s.Installed.Package
-		fmt.Fprintf(o.Progress, "%s: rolling back to %s, since %s failed and a family moves as one\n", s.Plan.Package, was.Source, se.Step.Plan.Package)
+		u.Change.Events.say("%s: rolling back to %s, since %s failed and a family moves as one", s.Plan.Package, was.Source, se.Step.Plan.Package)
 		now, err := u.Change.Cluster.Get(rctx, was.Kind, was.Name)
 		if err == nil {
 			rb.Budget = max(time.Until(deadline), time.Nanosecond)
@@ -230,7 +230,7 @@ func (u *UpgradeAll) rollBackFamily(ctx context.Context, ps *Plans, se *StepErro
 			errs = append(errs, fmt.Errorf("roll back %s to %s: %w", s.Plan.Package, was.Source, err))
 			continue
 		}
-		fmt.Fprintf(o.Out, "%s rolled back to %s\n", s.Plan.Package, was.Version)
+		u.Change.Events.result("%s rolled back to %s", s.Plan.Package, was.Version)
 	}
 	return errors.Join(errs...)
 }

@@ -3,7 +3,6 @@ package action
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -38,8 +37,8 @@ type Install struct {
 	// Pin resolves the reference's tag to its digest and installs
 	// repository:tag@digest.
 	Pin bool
-	// Progress receives warnings.
-	Progress io.Writer
+	// Events hear warnings and the waits.
+	Events Events
 	// Namespace is the kubeconfig's namespace (for the namespaced
 	// requests of Crossplane v0.x).
 	Namespace string
@@ -62,7 +61,7 @@ func NewInstall(ctx context.Context, cfg *Config, pin bool) (*Install, error) {
 		return nil, err
 	}
 	return &Install{Cluster: c, Registry: reg, Limits: cfg.Limits, Offline: cfg.Offline, Pin: pin,
-		Progress: cfg.Events.progress(), Open: cfg.Open, Namespace: ns}, nil
+		Events: cfg.Events, Open: cfg.Open, Namespace: ns}, nil
 }
 
 // Build fills in spec from ref (Resolve) and builds the object that
@@ -81,7 +80,7 @@ func (i *Install) Build(ctx context.Context, spec *installed.InstallSpec, ref, t
 // exit code.
 func (i *Install) Wait(ctx context.Context, spec installed.InstallSpec, d time.Duration, since time.Time) error {
 	p := &installed.Package{Kind: spec.Kind, Name: spec.Name}
-	return changeError(ctx, WaitInstalled(ctx, i.Cluster, p, d, since, i.Progress))
+	return changeError(ctx, waitInstalled(ctx, i.Cluster, p, d, since, false, i.Events))
 }
 
 // Resolve fills in the spec from the reference: the fully qualified
@@ -132,7 +131,7 @@ func (i *Install) Resolve(ctx context.Context, spec *installed.InstallSpec, ref,
 // packageKind reads the package's meta object for its kind, or for a
 // legacy package the scope its app.yaml asks for.
 func (i *Install) packageKind(ctx context.Context, spec *installed.InstallSpec) (string, error) {
-	ref, so, err := i.Registry.Read(ctx, spec.Package, i.secrets(spec))
+	ref, so, err := i.Registry.Locate(ctx, spec.Package, i.secrets(spec))
 	if err != nil {
 		return "", err
 	}
@@ -168,7 +167,7 @@ func (i *Install) secrets(spec *installed.InstallSpec) []string {
 
 func readKind(p *source.Package, limits xpkg.Limits) (string, error) {
 	if p.Format != source.FormatLegacy {
-		meta, err := xpkg.ReadMeta(p.Stream(), limits)
+		meta, err := xpkg.ParseMeta(p.Stream(), limits)
 		if err != nil {
 			return "", p.Cause(err)
 		}
@@ -239,7 +238,7 @@ func (i *Install) Plan(ctx context.Context, spec installed.InstallSpec) (*Plan, 
 	}
 	pkgs, err := i.Cluster.List(ctx, "", "")
 	if err != nil {
-		fmt.Fprintf(i.Progress, "Warning: cannot check whether another package installs %s: %v\n", repo, err)
+		i.Events.say("Warning: cannot check whether another package installs %s: %v", repo, err)
 	}
 	for _, p := range pkgs {
 		if p.Name != spec.Name && installed.SameRepo(p.Source, repo) {
@@ -265,7 +264,7 @@ func (i *Install) twinName(ctx context.Context, spec installed.InstallSpec, repo
 	}
 	lock, err := i.Cluster.Lock(ctx)
 	if err != nil {
-		fmt.Fprintf(i.Progress, "Warning: cannot check whether installed packages depend on %s: %v\n", repo, err)
+		i.Events.say("Warning: cannot check whether installed packages depend on %s: %v", repo, err)
 		return nil
 	}
 	deps := installed.Dependents(lock, repo)

@@ -55,10 +55,10 @@ func (in *Installed) Running() *installed.Revision {
 	return nil
 }
 
-// Read returns what to read for a reference of the package (or its
-// repository), with its pull secrets and the cluster's ImageConfigs.
-func (in *Installed) Read(ctx context.Context, ref string) (string, source.Options, error) {
-	return in.Registry.Read(ctx, ref, pullSecrets(in.Package))
+// Locate returns where and how to read a reference of the package (or
+// its repository), with its pull secrets and the cluster's ImageConfigs.
+func (in *Installed) Locate(ctx context.Context, ref string) (string, source.Options, error) {
+	return in.Registry.Locate(ctx, ref, pullSecrets(in.Package))
 }
 
 // Current is the package's current revision, or nil.
@@ -83,7 +83,7 @@ func (in *Installed) Target(ctx context.Context, version string, pre bool) (stri
 	case version != "" && !versions.IsConstraint(version):
 		return repo + ":" + version, nil
 	}
-	read, so, err := in.Read(ctx, repo)
+	read, so, err := in.Locate(ctx, repo)
 	if err != nil {
 		return "", err
 	}

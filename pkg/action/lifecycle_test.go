@@ -178,7 +178,7 @@ func TestUninstallWithDependencies(t *testing.T) {
 	}
 	// A dry run (the fake deletes anyway) needs no wait between the two.
 	var deleted []string
-	err = u.Apply(context.Background(), up, UninstallOptions{DryRun: true, Progress: &strings.Builder{},
+	err = u.Apply(context.Background(), up, UninstallOptions{DryRun: true,
 		Deleted: func(p *installed.Package) { deleted = append(deleted, p.KindName()) }})
 	if err != nil || strings.Join(deleted, ",") != "configuration/configuration-stored,provider/provider-stored" {
 		t.Errorf("deleted %v, %v", deleted, err)
@@ -202,7 +202,7 @@ func TestUninstallNamedInDependencyOrder(t *testing.T) {
 	}
 	// A dry run (the fake deletes anyway) needs no wait between the two.
 	var deleted []string
-	err = u.Apply(context.Background(), up, UninstallOptions{DryRun: true, Progress: &strings.Builder{},
+	err = u.Apply(context.Background(), up, UninstallOptions{DryRun: true,
 		Deleted: func(p *installed.Package) { deleted = append(deleted, p.KindName()) }})
 	if err != nil || strings.Join(deleted, ",") != "configuration/configuration-stored,provider/provider-stored" {
 		t.Errorf("deleted %v, %v", deleted, err)
@@ -210,13 +210,13 @@ func TestUninstallNamedInDependencyOrder(t *testing.T) {
 	// Until the configuration's Lock entry goes, the provider stays.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	u = &Uninstall{Cluster: storedCluster(t, 0)}
+	var progress strings.Builder
+	u = &Uninstall{Cluster: storedCluster(t, 0), Events: Events{Progress: &progress}}
 	if up, err = u.Plan(ctx, []string{"provider/provider-stored", "configuration/configuration-stored"}); err != nil {
 		t.Fatal(err)
 	}
 	deleted = nil
-	var progress strings.Builder
-	err = u.Apply(ctx, up, UninstallOptions{Wait: time.Minute, Progress: &progress,
+	err = u.Apply(ctx, up, UninstallOptions{Wait: time.Minute,
 		Deleted: func(p *installed.Package) { deleted = append(deleted, p.KindName()) }})
 	if strings.Join(deleted, ",") != "configuration/configuration-stored" || err == nil ||
 		!strings.Contains(progress.String(), "Waiting up to 1m0s for configuration/configuration-stored to go before removing what it depends on") {
@@ -261,7 +261,7 @@ func TestUninstallWithDependenciesKeepsExplicitOnes(t *testing.T) {
 				t.Errorf("the finding does not say who: %s", f[0].Message)
 			}
 			var deleted []string
-			err = u.Apply(ctx, up, UninstallOptions{DryRun: true, Progress: &strings.Builder{},
+			err = u.Apply(ctx, up, UninstallOptions{DryRun: true,
 				Deleted: func(p *installed.Package) { deleted = append(deleted, p.KindName()) }})
 			if err != nil || strings.Join(deleted, ",") != "configuration/configuration-stored" {
 				t.Errorf("deleted %v, %v", deleted, err)
@@ -408,21 +408,12 @@ func TestCrossplaneVersionFromItsDeployment(t *testing.T) {
 	}
 }
 
-func TestWriteTextAndRefusal(t *testing.T) {
+func TestRefusal(t *testing.T) {
 	p := &Plan{Action: ActionUpgrade, Package: "provider/p", From: "r/p:v1", To: "r/p:v2", Findings: []findings.Finding{
 		{Rule: findings.RuleBreakingChange, Severity: findings.Warning, Message: "w"},
 		{Rule: findings.RuleStoredVersionDropped, Severity: findings.Blocking, Message: "b1"},
 		{Rule: findings.RuleLiveObjects, Severity: findings.Blocking, Message: "b2", Count: findings.Count(3)},
 	}}
-	var sb strings.Builder
-	if err := WriteText(&sb, p); err != nil {
-		t.Fatal(err)
-	}
-	want := "Plan: upgrade provider/p from r/p:v1 to r/p:v2\n  2 blocking, 1 warning, 0 info\n" +
-		"  BLOCKING b1 [stored-version-dropped]\n  BLOCKING b2 [live-objects]\n  WARNING  w [breaking-change]\n"
-	if sb.String() != want {
-		t.Errorf("text:\n%s\nwant:\n%s", sb.String(), want)
-	}
 	if err := (&RefusedError{Plan: p}).Error(); err != "upgrade of provider/p refused: b1 (and 1 more blocking findings); pass --force to go ahead anyway" {
 		t.Errorf("refusal: %s", err)
 	}

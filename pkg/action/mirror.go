@@ -133,7 +133,7 @@ func (m *Mirror) resolve(ctx context.Context, args []string) ([]*MirrorPackage, 
 	}
 	for _, root := range roots {
 		// Say, once per repository, when an ImageConfig reads it elsewhere.
-		if _, _, err := reg.Read(ctx, root.Repo, nil); err != nil {
+		if _, _, err := reg.Locate(ctx, root.Repo, nil); err != nil {
 			return nil, err
 		}
 	}

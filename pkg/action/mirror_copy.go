@@ -153,7 +153,7 @@ func (m *Mirror) sourceOf(ctx context.Context, reg *resolve.Registry, p *MirrorP
 		return ocicopy.Source{LayoutDir: m.FromLayout, Digest: d}, nil
 	}
 	pinned := strings.SplitN(p.Package, "@", 2)[0] + "@" + p.Digest
-	read, so, err := reg.ReadQuietly(ctx, pinned, nil)
+	read, so, err := reg.LocateQuietly(ctx, pinned, nil)
 	if err != nil {
 		return ocicopy.Source{}, err
 	}

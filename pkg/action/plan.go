@@ -15,8 +15,6 @@ package action
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 )
@@ -65,21 +63,6 @@ func (p *Plan) Refused() *RefusedError {
 func (p *Plan) Blocking() bool { return findings.HasBlocking(p.Findings) }
 
 func (p *Plan) add(f ...findings.Finding) { p.Findings = append(p.Findings, f...) }
-
-// WriteText prints the plan for people: a heading, then one line per
-// finding, blocking ones first.
-func WriteText(w io.Writer, p *Plan) error {
-	var head string
-	switch {
-	case p.To != "":
-		head = fmt.Sprintf("Plan: %s %s from %s to %s", p.Action, p.Package, p.From, p.To)
-	case len(p.Packages) > 1:
-		head = fmt.Sprintf("Plan: %s %s", p.Action, strings.Join(p.Packages, ", "))
-	default:
-		head = fmt.Sprintf("Plan: %s %s", p.Action, p.Package)
-	}
-	return findings.Write(w, head, p.Findings)
-}
 
 // RefusedError is a change a blocking finding stopped.
 type RefusedError struct {

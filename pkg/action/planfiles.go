@@ -3,7 +3,6 @@ package action
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -153,7 +152,7 @@ func matchManifests(c *cluster.Cluster, pkgs []*installed.Package, ms []Manifest
 		if err != nil || gvr.Group != gvk.Group {
 			return nil, fmt.Errorf("%s: %s is a %s package, but this cluster serves its packages in %s: the manifest is for another Crossplane", m.Where, strings.ToLower(gvk.Kind)+"/"+m.Object.GetName(), gvk.Group, gvr.Group)
 		}
-		w := &wanted{m: m, want: d.Read(m.Object)}
+		w := &wanted{m: m, want: d.Decode(m.Object)}
 		w.want.Kind, w.want.Name = kind, m.Object.GetName()
 		if i := slices.IndexFunc(pkgs, func(p *installed.Package) bool { return p.Kind == kind && p.Name == w.want.Name }); i >= 0 {
 			w.have = pkgs[i]
@@ -255,44 +254,4 @@ func overlaid(lock, set []installed.LockPackage) []installed.LockPackage {
 		out[i] = e
 	}
 	return out
-}
-
-// WriteFilesPlan prints the set's plan for people: a summary line, the
-// packages left out, then each package's plan as upgrade prints its own.
-func WriteFilesPlan(w io.Writer, fp *FilesPlan) error {
-	counts := map[string]int{}
-	for _, p := range fp.Plans {
-		counts[p.Action]++
-	}
-	var parts []string
-	for _, a := range []string{ActionInstall, ActionUpgrade, ActionRollback, ActionUpdate, ActionUninstall} {
-		if counts[a] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[a], a))
-		}
-	}
-	parts = append(parts, fmt.Sprintf("%d unchanged", len(fp.Unchanged)))
-	var sb strings.Builder
-	head := "Plan -f"
-	if fp.Offline {
-		head = fmt.Sprintf("Plan -f (offline, against %d base package manifest(s))", fp.Base)
-	}
-	fmt.Fprintf(&sb, "%s: %d package manifest(s), %d other object(s) ignored: %s\n", head, fp.Manifests, fp.Ignored, strings.Join(parts, ", "))
-	if len(fp.Absent) > 0 {
-		fmt.Fprintf(&sb, "  in the cluster and in no manifest: %s (--prune plans their uninstall)\n", strings.Join(fp.Absent, ", "))
-	}
-	if len(fp.Removed) > 0 {
-		fmt.Fprintf(&sb, "  removed from the manifests (in --base, in no manifest): %s (a GitOps prune, Argo CD's or Flux's, would uninstall them)\n", strings.Join(fp.Removed, ", "))
-	}
-	if _, err := io.WriteString(w, sb.String()); err != nil {
-		return err
-	}
-	for _, p := range fp.Plans {
-		if _, err := io.WriteString(w, "\n"); err != nil {
-			return err
-		}
-		if err := WriteText(w, p); err != nil {
-			return err
-		}
-	}
-	return nil
 }

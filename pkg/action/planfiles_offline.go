@@ -93,7 +93,7 @@ func offlinePackages(ms []Manifest) ([]*installed.Package, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m.Where, err)
 		}
-		p := d.Read(m.Object)
+		p := d.Decode(m.Object)
 		p.Kind, p.Name = kind, m.Object.GetName()
 		if p.Source == "" {
 			return nil, fmt.Errorf("%s: %s has no spec.package: name its package reference", m.Where, p.KindName())
@@ -139,7 +139,7 @@ func (o *offline) compare(ctx context.Context, from, to string) (*compare.PlanIn
 	var opts [2]source.Options
 	for i, ref := range []string{from, to} {
 		var err error
-		if refs[i], opts[i], err = o.reg.Read(ctx, ref, nil); err != nil {
+		if refs[i], opts[i], err = o.reg.Locate(ctx, ref, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -148,7 +148,7 @@ func (o *offline) compare(ctx context.Context, from, to string) (*compare.PlanIn
 		return nil, err
 	}
 	for _, i := range res.Infos {
-		o.pf.cfg.Said(i)
+		o.pf.cfg.Events.said(i)
 	}
 	return res, nil
 }

@@ -97,7 +97,7 @@ func (pf *PlanFiles) planInstall(ctx context.Context, w *wanted, overlay []insta
 	if err != nil {
 		return nil, err
 	}
-	in := &Install{Cluster: c, Registry: reg, Progress: pf.cfg.Events.progress()}
+	in := &Install{Cluster: c, Registry: reg, Events: pf.cfg.Events}
 	spec := installed.InstallSpec{Kind: w.want.Kind, Name: w.want.Name, Package: w.target}
 	p, err := in.Plan(ctx, spec)
 	if err != nil {
@@ -188,7 +188,7 @@ func (pf *PlanFiles) absent(ctx context.Context, fp *FilesPlan, pkgs []*installe
 // package manager reads it: its meta object and what validate's rules
 // find in it. A legacy package has neither.
 func readValidated(ctx context.Context, reg *resolve.Registry, ref string, secrets []string, limits xpkg.Limits) (*xpkg.Checked, error) {
-	read, so, err := reg.Read(ctx, ref, secrets)
+	read, so, err := reg.Locate(ctx, ref, secrets)
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,7 @@ func (g *Get) Run(ctx context.Context, args []string) (*Listing, error) {
 		return nil, l.Missing
 	}
 	if _, unresolved, err := c.LockState(ctx); err == nil && unresolved != nil {
-		fmt.Fprintf(g.cfg.Events.progress(), "Warning: %s\n", installed.LockWarning(unresolved))
+		g.cfg.Events.say("Warning: %s", installed.LockWarning(unresolved))
 	}
 	// The current revisions, always: a package whose current revision is
 	// inactive runs nothing, whatever its conditions say (a paused one
@@ -141,7 +141,7 @@ func Tree(ctx context.Context, cfg *Config, name string) ([]*deptree.Node, error
 		return nil, err
 	}
 	if unresolved != nil {
-		fmt.Fprintf(cfg.Events.progress(), "Warning: %s\n", installed.LockWarning(unresolved))
+		cfg.Events.say("Warning: %s", installed.LockWarning(unresolved))
 	}
 	pkgs, err := c.List(ctx, "", "")
 	if err != nil {
@@ -225,7 +225,7 @@ func (v *Versions) Run(ctx context.Context, repo string) ([]VersionsReport, erro
 		if full, err := source.ParseReference(repo, so.Registry); err == nil {
 			repo = full.Context().Name()
 		}
-		if read, rso, err = reg.Read(ctx, repo, nil); err != nil {
+		if read, rso, err = reg.Locate(ctx, repo, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -255,7 +255,7 @@ func (v *Versions) mark(ctx context.Context, c *cluster.Cluster, repo string, ta
 			pkgs, err := c.List(ctx, "", "")
 			if err != nil {
 				// A mark that could not be checked is said, not left blank.
-				fmt.Fprintf(v.cfg.Events.progress(), "Warning: the installed packages could not be listed, so none is marked: %s\n", exit.Message(err))
+				v.cfg.Events.say("Warning: the installed packages could not be listed, so none is marked: %s", exit.Message(err))
 			}
 			for _, p := range pkgs {
 				if reference.Repository(p.Source) == full.Context().Name() {

@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"slices"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,7 +13,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 )
@@ -44,8 +41,6 @@ type Rename struct {
 	// DryRun has the API server check the first writes (the new
 	// package, the old one's pause) without making them.
 	DryRun bool
-	// Out hears each step as it is done.
-	Out io.Writer
 	// Undo undoes the rename a run cut short recorded, instead of
 	// finishing it.
 	Undo bool
@@ -134,7 +129,7 @@ func (r *Rename) Plan(ctx context.Context, arg string) (*RenamePlan, error) {
 		return nil, &exit.UsageError{Err: fmt.Errorf("%s carries no record of a rename cut short (%s): nothing to undo", old.KindName(), installed.OperationAnnotation), Hint: "See 'kubectl xpkg rename --help' for usage."}
 	}
 	if newName == old.Name {
-		fmt.Fprintf(r.cfg.Events.progress(), "%s already has the name %s: nothing to do\n", old.KindName(), newName)
+		r.cfg.Events.say("%s already has the name %s: nothing to do", old.KindName(), newName)
 		return nil, nil
 	}
 	s := diagnose.Read(ctx, c)
@@ -198,26 +193,4 @@ func dependentNames(ps []*installed.Package) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// WriteRenamePlan prints the plan for people: the heading, the findings
-// as every plan prints them, then the steps in order.
-func WriteRenamePlan(w io.Writer, rp *RenamePlan) error {
-	head := fmt.Sprintf("Plan: rename %s to %s", rp.Package, rp.To)
-	switch {
-	case rp.Resume != nil && rp.Undo:
-		head = fmt.Sprintf("Plan: undo rename %s of %s to %s", rp.Resume.ID, rp.Package, rp.To)
-	case rp.Resume != nil:
-		head = fmt.Sprintf("Plan: finish rename %s of %s to %s", rp.Resume.ID, rp.Package, rp.To)
-	}
-	if err := findings.Write(w, head, rp.Findings); err != nil {
-		return err
-	}
-	var sb strings.Builder
-	sb.WriteString("  Steps (a failed step undoes those before it):\n")
-	for i, s := range rp.Steps {
-		fmt.Fprintf(&sb, "    %d. %s\n", i+1, s)
-	}
-	_, err := io.WriteString(w, sb.String())
-	return err
 }

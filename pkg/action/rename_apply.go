@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -69,11 +68,12 @@ type handOver struct {
 	c        *cluster.Cluster
 	rp       *RenamePlan
 	deadline time.Time
-	progress io.Writer
-	created  *installed.Package
-	oldUIDs  map[string]string // uid → name of the old package's revisions
-	undo     []undoStep
-	step     string
+	// ev is the rename's Events: each step is said as it is done.
+	ev      Events
+	created *installed.Package
+	oldUIDs map[string]string // uid → name of the old package's revisions
+	undo    []undoStep
+	step    string
 	// op is the record written on the packages before each step.
 	op *installed.Operation
 	// expect is what the rename's own writes have made so far, which
@@ -241,11 +241,6 @@ func (h *handOver) run(ctx context.Context) error {
 	return h.forget(ctx)
 }
 
-// say reports a step done.
-func (h *handOver) say(format string, args ...any) {
-	fmt.Fprintf(h.progress, format+"\n", args...)
-}
-
 // remaining is what is left of the rename's timeout.
 func (h *handOver) remaining() time.Duration { return time.Until(h.deadline) }
 
@@ -259,7 +254,7 @@ func (h *handOver) fail(ctx context.Context, err error) error {
 	undoCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.r.Timeout+renameUndoBudget)
 	defer cancel()
 	h.deadline = time.Now().Add(h.r.Timeout + renameUndoBudget)
-	fmt.Fprintf(h.progress, "%s: %v; undoing the rename\n", h.step, exit.Message(err))
+	h.ev.say("%s: %v; undoing the rename", h.step, exit.Message(err))
 	if uerr := h.undoAll(undoCtx); uerr != nil {
 		re.UndoErr = uerr
 		return exit.WithCode(exit.RollbackFailed, re)

@@ -32,7 +32,7 @@ func (h *handOver) finish(ctx context.Context) error {
 	old, err := h.c.Get(ctx, h.rp.old.Kind, h.rp.old.Name)
 	switch {
 	case apierrors.IsNotFound(err):
-		h.say("%s is gone already", h.rp.Package)
+		h.ev.say("%s is gone already", h.rp.Package)
 		return h.verify(ctx)
 	case err != nil:
 		return err
@@ -43,10 +43,10 @@ func (h *handOver) finish(ctx context.Context) error {
 			return fmt.Errorf("delete %s: %w", h.rp.Package, err)
 		}
 	}
-	if err := h.c.WaitDeleted(ctx, old, h.remaining(), h.progress); err != nil {
+	if err := h.c.WaitDeleted(ctx, old, h.remaining(), h.ev.progress()); err != nil {
 		return err
 	}
-	h.say("%s deleted", h.rp.Package)
+	h.ev.say("%s deleted", h.rp.Package)
 	return h.verify(ctx)
 }
 
@@ -96,10 +96,10 @@ func (h *handOver) deleteNew(ctx context.Context) error {
 	if err := h.c.DeleteExactly(ctx, now, false); err != nil {
 		return fmt.Errorf("delete %s: %w", h.rp.To, err)
 	}
-	if err := h.c.WaitDeleted(ctx, now, h.remaining(), h.progress); err != nil {
+	if err := h.c.WaitDeleted(ctx, now, h.remaining(), h.ev.progress()); err != nil {
 		return err
 	}
-	h.say("%s deleted", h.rp.To)
+	h.ev.say("%s deleted", h.rp.To)
 	return nil
 }
 
@@ -125,13 +125,16 @@ func (h *handOver) deleteNewIfMade(ctx context.Context) error {
 // active again, the package unpaused, installed and healthy.
 func (h *handOver) restoreOld(ctx context.Context) error {
 	old := h.rp.old
-	rb := NewRollback(h.r.cfg)
+	// What the rollback does is a step of the rename: said as its steps are.
+	cfg := *h.r.cfg
+	cfg.Events.Results = cfg.Events.Progress
+	rb := NewRollback(&cfg)
 	left := max(h.remaining(), time.Nanosecond)
-	rb.paused, rb.Budget, rb.Options = true, left, ChangeOptions{Wait: left, Out: h.progress}
+	rb.paused, rb.Budget, rb.Options = true, left, ChangeOptions{Wait: left}
 	if _, _, err := rb.putBack(ctx, old, old); err != nil {
 		return err
 	}
-	h.say("%s is installed and healthy again", old.KindName())
+	h.ev.say("%s is installed and healthy again", old.KindName())
 	return nil
 }
 

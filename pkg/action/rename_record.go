@@ -35,7 +35,7 @@ func newOperationID() string {
 // newHandOver prepares the rename of rp: a new record, or the one a
 // rename cut short left.
 func (r *Rename) newHandOver(c *cluster.Cluster, rp *RenamePlan) *handOver {
-	h := &handOver{r: r, c: c, rp: rp, deadline: time.Now().Add(r.Timeout), progress: r.cfg.Events.progress(), created: rp.created}
+	h := &handOver{r: r, c: c, rp: rp, deadline: time.Now().Add(r.Timeout), ev: r.cfg.Events, created: rp.created}
 	if rp.Resume != nil {
 		op := *rp.Resume
 		h.op = &op
@@ -165,7 +165,7 @@ func (h *handOver) finishLeftOver(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := WaitInstalled(ctx, h.c, now, h.remaining(), time.Now(), h.progress); err != nil {
+	if err := waitInstalled(ctx, h.c, now, h.remaining(), time.Now(), false, h.ev); err != nil {
 		return waitError(err)
 	}
 	h.rp.old = nil

@@ -48,7 +48,7 @@ func (h *handOver) create(ctx context.Context) error {
 			h.expect.newUnpaused.Store(true)
 			h.undo = append(h.undo, undoStep{4, "pause the new package again", h.deactivateNew})
 		}
-		h.say("%s is there already (made by this rename)", h.rp.To)
+		h.ev.say("%s is there already (made by this rename)", h.rp.To)
 		return nil
 	}
 	var created *installed.Package
@@ -66,7 +66,7 @@ func (h *handOver) create(ctx context.Context) error {
 		h.undo[len(h.undo)-1] = undoStep{1, "delete the new package if it was made", h.deleteNewIfMade}
 		return fmt.Errorf("create %s: %w", h.rp.To, err)
 	}
-	h.say("%s created, paused", h.rp.To)
+	h.ev.say("%s created, paused", h.rp.To)
 	return nil
 }
 
@@ -82,7 +82,7 @@ func (h *handOver) deactivate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("pause %s: %w", old.KindName(), err)
 	}
-	h.say("%s paused", old.KindName())
+	h.ev.say("%s paused", old.KindName())
 	return h.expect.changing(func() (err error) {
 		h.oldUIDs, err = h.deactivateAll(ctx, old)
 		return err
@@ -105,7 +105,7 @@ func (h *handOver) deactivateAll(ctx context.Context, p *installed.Package) (map
 		if err := h.c.Deactivate(ctx, r, false); err != nil {
 			return uids, fmt.Errorf("deactivate revision %s: %w", r.Name, err)
 		}
-		h.say("revision %s deactivated", r.Name)
+		h.ev.say("revision %s deactivated", r.Name)
 	}
 	return uids, nil
 }
@@ -168,7 +168,7 @@ func (h *handOver) letGo(ctx context.Context, pkg string, revs map[string]string
 			}
 		}
 	}
-	h.say("%s has left the Lock and released %d objects", pkg, len(h.rp.objects))
+	h.ev.say("%s has left the Lock and released %d objects", pkg, len(h.rp.objects))
 	return nil
 }
 
@@ -182,7 +182,7 @@ func (h *handOver) unpause(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("unpause %s: %w", h.rp.To, err)
 	}
-	h.say("%s unpaused", h.rp.To)
+	h.ev.say("%s unpaused", h.rp.To)
 	if h.rp.old.ActivationPolicy != "Manual" {
 		return nil
 	}
@@ -193,7 +193,7 @@ func (h *handOver) unpause(ctx context.Context) error {
 	if err := h.c.Activate(ctx, rev); err != nil {
 		return fmt.Errorf("activate revision %s: %w", rev.Name, err)
 	}
-	h.say("revision %s activated", rev.Name)
+	h.ev.say("revision %s activated", rev.Name)
 	return nil
 }
 
@@ -202,7 +202,7 @@ func (h *handOver) unpause(ctx context.Context) error {
 // for the source (its revision) and every dependent is healthy.
 func (h *handOver) installed(ctx context.Context) error {
 	start := time.Now()
-	if err := waitInstalled(ctx, h.c, h.created, h.remaining(), start, false, h.progress); err != nil {
+	if err := waitInstalled(ctx, h.c, h.created, h.remaining(), start, false, h.ev); err != nil {
 		return err
 	}
 	err := h.poll(ctx, h.rp.To+" to take control", func(ctx context.Context) ([]string, error) {
@@ -212,11 +212,11 @@ func (h *handOver) installed(ctx context.Context) error {
 		return err
 	}
 	for _, d := range h.rp.dependents {
-		if err := h.c.WaitReady(ctx, d.Kind, d.Name, d.Source, h.remaining(), h.progress); err != nil {
+		if err := h.c.WaitReady(ctx, d.Kind, d.Name, d.Source, h.remaining(), h.ev.progress()); err != nil {
 			return err
 		}
 	}
-	h.say("%s is installed and healthy, and controls what %s did", h.rp.To, h.rp.Package)
+	h.ev.say("%s is installed and healthy, and controls what %s did", h.rp.To, h.rp.Package)
 	return nil
 }
 

@@ -37,7 +37,7 @@ func TestUninstallPlansAgainBeforeDeleting(t *testing.T) {
 	if _, err := dyn.Resource(widgetsGVR).Create(ctx, obj("stored.example.org/v1beta1", "Widget", "late", nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err = u.Apply(ctx, up, UninstallOptions{Progress: &strings.Builder{}})
+	err = u.Apply(ctx, up, UninstallOptions{})
 	var ce *cluster.ChangedError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "a new finding: 1 object of kind Widget exists") || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Fatalf("Run: %v", err)
@@ -57,7 +57,7 @@ func TestUninstallPlansAgainBeforeDeleting(t *testing.T) {
 	if _, err := dyn.Resource(providersGVR).Update(ctx, p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := u.Apply(ctx, up, UninstallOptions{Progress: &strings.Builder{}}); !errors.As(err, &ce) || !strings.Contains(err.Error(), "provider/provider-stored was deleted and made again") {
+	if err := u.Apply(ctx, up, UninstallOptions{}); !errors.As(err, &ce) || !strings.Contains(err.Error(), "provider/provider-stored was deleted and made again") {
 		t.Fatalf("Run after the package was made again: %v", err)
 	}
 }
@@ -86,7 +86,7 @@ func TestUninstallPlansTheDependenciesAgain(t *testing.T) {
 		t.Fatalf("plan: %v, %+v", err, up.Findings)
 	}
 	var deleted []string
-	err = u.Apply(ctx, up, UninstallOptions{Wait: 20 * time.Second, Progress: &strings.Builder{}, Deleted: func(p *installed.Package) { deleted = append(deleted, p.KindName()) }})
+	err = u.Apply(ctx, up, UninstallOptions{Wait: 20 * time.Second, Deleted: func(p *installed.Package) { deleted = append(deleted, p.KindName()) }})
 	var ce *cluster.ChangedError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "configuration/configuration-stored went; nothing more was changed") {
 		t.Fatalf("Run: %v", err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"time"
 
@@ -93,7 +92,7 @@ func (r *Rollback) putBack(ctx context.Context, was, now *installed.Package) (*i
 			return now, false, fmt.Errorf("gave up after %s: %w", cluster.Round(budget), err)
 		case <-time.After(delay):
 		}
-		fmt.Fprintf(r.cfg.Events.progress(), "%s: the rollback failed (%v); trying again\n", was.KindName(), err)
+		r.cfg.Events.say("%s: the rollback failed (%v); trying again", was.KindName(), err)
 		delay = min(2*delay, 10*time.Second)
 	}
 }
@@ -142,10 +141,7 @@ func currentRevision(ctx context.Context, c *cluster.Cluster, p *installed.Packa
 // active: whatever the policy) and waits for it within what is left of
 // the budget (ctx).
 func (r *Rollback) settle(ctx context.Context, back *installed.Package) error {
-	o := ApplyOptions{Wait: r.Options.Wait, Progress: r.cfg.Events.progress(), Out: r.Options.Out}
-	if o.Out == nil {
-		o.Out = io.Discard
-	}
+	o := ApplyOptions{Wait: r.Options.Wait}
 	if o.Wait > 0 {
 		o.Wait = time.Until(deadlineOf(ctx))
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +22,8 @@ import (
 type Uninstall struct {
 	Cluster          *cluster.Cluster
 	WithDependencies bool
+	// Events hear the waits.
+	Events Events
 	// done are the packages Run deleted so far.
 	done []string
 }
@@ -34,7 +35,7 @@ func NewUninstall(cfg *Config, withDeps bool) (*Uninstall, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Uninstall{Cluster: c, WithDependencies: withDeps}, nil
+	return &Uninstall{Cluster: c, WithDependencies: withDeps, Events: cfg.Events}, nil
 }
 
 // UninstallPlan is what an uninstall would remove and what it found.
@@ -207,9 +208,8 @@ func (u *Uninstall) liveObjects(ctx context.Context, p *installed.Package) ([]fi
 
 // UninstallOptions say how the removal is carried out.
 type UninstallOptions struct {
-	DryRun   bool
-	Wait     time.Duration
-	Progress io.Writer
+	DryRun bool
+	Wait   time.Duration
 	// Deleted hears each package deleted.
 	Deleted func(p *installed.Package)
 }
@@ -239,8 +239,8 @@ func (u *Uninstall) run(ctx context.Context, up *UninstallPlan, o UninstallOptio
 	}
 	if len(up.Dependencies) > 0 && !o.DryRun {
 		d := cmp.Or(o.Wait, DefaultDependencyWait)
-		fmt.Fprintf(o.Progress, "Waiting up to %s for the packages to go before removing their dependencies\n", cluster.Round(d))
-		if err := u.wait(ctx, up.Named, d, o.Progress); err != nil {
+		u.Events.say("Waiting up to %s for the packages to go before removing their dependencies", cluster.Round(d))
+		if err := u.wait(ctx, up.Named, d); err != nil {
 			return &LeftError{Err: err, Left: up.Dependencies}
 		}
 	}
@@ -257,9 +257,9 @@ func (u *Uninstall) run(ctx context.Context, up *UninstallPlan, o UninstallOptio
 		return nil
 	}
 	if len(up.Dependencies) > 0 {
-		return u.wait(ctx, up.Dependencies, o.Wait, o.Progress) // the named ones are gone already
+		return u.wait(ctx, up.Dependencies, o.Wait) // the named ones are gone already
 	}
-	return u.wait(ctx, up.Named, o.Wait, o.Progress)
+	return u.wait(ctx, up.Named, o.Wait)
 }
 
 // LeftError is an uninstall --with-dependencies that stopped (timed out,
@@ -326,9 +326,9 @@ func (u *Uninstall) delete(ctx context.Context, pkgs []*installed.Package, o Uni
 	return nil
 }
 
-func (u *Uninstall) wait(ctx context.Context, pkgs []*installed.Package, d time.Duration, out io.Writer) error {
+func (u *Uninstall) wait(ctx context.Context, pkgs []*installed.Package, d time.Duration) error {
 	for _, p := range pkgs {
-		if err := u.Cluster.WaitDeleted(ctx, p, d, out); err != nil {
+		if err := u.Cluster.WaitDeleted(ctx, p, d, u.Events.progress()); err != nil {
 			return err
 		}
 	}

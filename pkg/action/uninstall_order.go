@@ -3,7 +3,6 @@ package action
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -25,8 +24,8 @@ func (u *Uninstall) deleteInPhases(ctx context.Context, phases [][]*installed.Pa
 			continue
 		}
 		d := cmp.Or(o.Wait, DefaultDependencyWait)
-		fmt.Fprintf(o.Progress, "Waiting up to %s for %s to go before removing what it depends on\n", cluster.Round(d), kindNames(phase))
-		if err := u.wait(ctx, phase, d, o.Progress); err != nil {
+		u.Events.say("Waiting up to %s for %s to go before removing what it depends on", cluster.Round(d), kindNames(phase))
+		if err := u.wait(ctx, phase, d); err != nil {
 			return &LeftError{Err: err, Left: append(slices.Concat(phases[i+1:]...), deps...)}
 		}
 	}

@@ -3,7 +3,6 @@ package action
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
@@ -34,20 +33,14 @@ type ChangeOptions struct {
 	Atomic bool
 	// DryRun has the API server check the change without making it.
 	DryRun bool
-	// Out receives the results (a revision activated).
-	Out io.Writer
 }
 
 // NewUpgrade is an upgrade on cfg's cluster.
 func NewUpgrade(cfg *Config) *Upgrade { return &Upgrade{cfg: cfg} }
 
-// applyOptions are o for Change.Apply, reporting progress where c does.
-func (o ChangeOptions) applyOptions(c *Change) ApplyOptions {
-	out := o.Out
-	if out == nil {
-		out = io.Discard
-	}
-	return ApplyOptions{Wait: o.Wait, Atomic: o.Atomic, DryRun: o.DryRun, Progress: c.progress(), Out: out}
+// applyOptions are o for Change.Apply.
+func (o ChangeOptions) applyOptions() ApplyOptions {
+	return ApplyOptions{Wait: o.Wait, Atomic: o.Atomic, DryRun: o.DryRun}
 }
 
 // Result is what a change did.
@@ -83,7 +76,7 @@ func (u *Upgrade) Plan(ctx context.Context, name string) (*Plan, error) {
 		}
 	}
 	if target == p.Source {
-		fmt.Fprintf(u.cfg.Events.progress(), "%s is already at %s: nothing to do\n", p.KindName(), p.Version)
+		u.cfg.Events.say("%s is already at %s: nothing to do", p.KindName(), p.Version)
 		return nil, nil
 	}
 	return u.cfg.change(u.Activate).plan(ctx, ActionUpgrade, in, target, u.NoPlan)
@@ -97,8 +90,7 @@ func (u *Upgrade) Activated(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	o := ApplyOptions{Wait: u.Options.Wait, Progress: u.cfg.Events.progress(), Out: u.Options.Out}
-	return changeError(ctx, u.cfg.change(true).Activated(ctx, p, o))
+	return changeError(ctx, u.cfg.change(true).Activated(ctx, p, ApplyOptions{Wait: u.Options.Wait}))
 }
 
 // Apply makes the change plan planned.
@@ -142,14 +134,14 @@ func (c *Config) installed(ctx context.Context, p *installed.Package) (*Installe
 
 // change is the Change of upgrade and rollback on c's cluster.
 func (c *Config) change(activate bool) *Change {
-	return &Change{Cluster: c.cluster, Limits: c.Limits, XPNamespace: c.XPNamespace, Activate: activate, OnRead: c.Said, Progress: c.Events.progress()}
+	return &Change{Cluster: c.cluster, Limits: c.Limits, XPNamespace: c.XPNamespace, Activate: activate, Events: c.Events}
 }
 
 // plan plans moving in to target; without a plan (noPlan) it says so and
 // returns one that checked nothing.
 func (c *Change) plan(ctx context.Context, action string, in *Installed, target string, noPlan bool) (*Plan, error) {
 	if noPlan {
-		fmt.Fprintf(c.progress(), "Warning: going ahead without a plan (--no-plan): nothing checked what the %s does\n", action)
+		c.Events.say("Warning: going ahead without a plan (--no-plan): nothing checked what the %s does", action)
 		p := NewPlan(action, in.Package.KindName(), in.Image, target)
 		p.in, p.unplanned = in, true
 		return p, nil
@@ -164,8 +156,7 @@ func (c *Change) plan(ctx context.Context, action string, in *Installed, target 
 
 // apply makes the change plan planned and says what it did.
 func (c *Change) apply(ctx context.Context, plan *Plan, o ChangeOptions) (*Result, error) {
-	ao := o.applyOptions(c)
-	updated, err := c.Apply(ctx, plan.in, plan.To, ao)
+	updated, err := c.Apply(ctx, plan.in, plan.To, o.applyOptions())
 	if err != nil {
 		return nil, changeError(ctx, fmt.Errorf("%s %s: %w", plan.Action, plan.Package, err))
 	}

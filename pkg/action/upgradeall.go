@@ -162,7 +162,7 @@ func (p *Plans) SkippedError() error {
 // gives the error its exit code: a step a blocking finding stopped 3;
 // otherwise as for one upgrade; then the packages skipped.
 func (u *UpgradeAll) Apply(ctx context.Context, ps *Plans, ev StepEvents) error {
-	o := u.Options.applyOptions(u.Change)
+	o := u.Options.applyOptions()
 	if err := u.steps(ctx, ps, o, ev); err != nil {
 		var se *StepError
 		if !errors.As(err, &se) {

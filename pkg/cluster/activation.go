@@ -48,7 +48,7 @@ func (c *Cluster) listRevisions(ctx context.Context, kind string) (map[string]*i
 	}
 	out := make(map[string]*installed.Revision, len(l.Items))
 	for i := range l.Items {
-		r := c.dialect.ReadRevision(&l.Items[i])
+		r := c.dialect.DecodeRevision(&l.Items[i])
 		out[r.Name] = r
 	}
 	return out, nil

@@ -26,15 +26,16 @@ type Dialect interface {
 	Namespaced(kind string) bool
 	// Build makes the object that installs spec.
 	Build(spec installed.InstallSpec) (*unstructured.Unstructured, error)
-	// Read turns a package object into the common model.
-	Read(u *unstructured.Unstructured) *installed.Package
+	// Decode turns a package object into the common model (Build's
+	// inverse).
+	Decode(u *unstructured.Unstructured) *installed.Package
 	// RevisionKind is the kind of kind's revisions ("" if it has none);
 	// RevisionList lists the revisions of a package, and IsRevisionOf
 	// tells one from a cache.
 	RevisionKind(kind string) string
 	RevisionList(p *installed.Package) metav1.ListOptions
 	IsRevisionOf(p *installed.Package, rev *unstructured.Unstructured) bool
-	ReadRevision(u *unstructured.Unstructured) *installed.Revision
+	DecodeRevision(u *unstructured.Unstructured) *installed.Revision
 	// Readiness judges how far the package manager has got with a package.
 	Readiness(p *installed.Package) installed.Readiness
 	// SetPackage points a package object at another reference (upgrade).
@@ -42,7 +43,7 @@ type Dialect interface {
 	// LockResource is where the dependency Lock lives ("" if the
 	// generation has none).
 	LockResource() (schema.GroupVersionResource, string, bool)
-	ReadLock(u *unstructured.Unstructured) []installed.LockPackage
+	DecodeLock(u *unstructured.Unstructured) []installed.LockPackage
 }
 
 // ResolveKind maps what a user typed (provider, providers, Provider,

@@ -136,7 +136,7 @@ func (d *legacyDialect) checkUnsupported(s installed.InstallSpec) error {
 	return nil
 }
 
-func (d *legacyDialect) Read(u *unstructured.Unstructured) *installed.Package {
+func (d *legacyDialect) Decode(u *unstructured.Unstructured) *installed.Package {
 	p := &installed.Package{Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Generation: u.GetGeneration(),
 		Created: u.GetCreationTimestamp().Time, Conditions: legacyConditions(u), Object: u}
 	source, _, _ := unstructured.NestedString(u.Object, "spec", "source")
@@ -168,7 +168,7 @@ func legacyConditions(u *unstructured.Unstructured) []installed.Condition {
 	return installed.ReadConditions(&unstructured.Unstructured{Object: map[string]any{"status": inner}})
 }
 
-func (d *legacyDialect) ReadRevision(u *unstructured.Unstructured) *installed.Revision {
+func (d *legacyDialect) DecodeRevision(u *unstructured.Unstructured) *installed.Revision {
 	r := &installed.Revision{Kind: u.GetKind(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time,
 		Conditions: legacyConditions(u), Object: u, DesiredState: "Active", Revision: 1}
 	// The records name the package's version, not its image.
@@ -195,7 +195,7 @@ func (d *legacyDialect) LockResource() (schema.GroupVersionResource, string, boo
 	return schema.GroupVersionResource{}, "", false
 }
 
-func (d *legacyDialect) ReadLock(*unstructured.Unstructured) []installed.LockPackage { return nil }
+func (d *legacyDialect) DecodeLock(*unstructured.Unstructured) []installed.LockPackage { return nil }
 
 // Readiness of a v0.x request is its Ready condition; these generations
 // record no observedGeneration.

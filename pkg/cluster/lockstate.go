@@ -23,7 +23,7 @@ func (c *Cluster) LockState(ctx context.Context) ([]installed.LockPackage, *inst
 		if u == nil {
 			return nil, nil, nil
 		}
-		r := c.shared.memo(u, func() any { return lockRead{c.dialect.ReadLock(u), installed.LockUnresolved(u)} }).(lockRead)
+		r := c.shared.memo(u, func() any { return lockRead{c.dialect.DecodeLock(u), installed.LockUnresolved(u)} }).(lockRead)
 		return slices.Clone(r.lock), r.unresolved, nil
 	}
 	u, err := c.dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
@@ -33,7 +33,7 @@ func (c *Cluster) LockState(ctx context.Context) ([]installed.LockPackage, *inst
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the Lock: %w", err)
 	}
-	return c.dialect.ReadLock(u), installed.LockUnresolved(u), nil
+	return c.dialect.DecodeLock(u), installed.LockUnresolved(u), nil
 }
 
 // lockRead is what LockState reads of one version of the Lock.

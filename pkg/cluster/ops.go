@@ -106,7 +106,7 @@ func (c *Cluster) List(ctx context.Context, kind, selector string) ([]*installed
 			return nil, fmt.Errorf("list %s: %w", strings.ToLower(k)+"s", err)
 		}
 		for i := range l.Items {
-			out = append(out, c.dialect.Read(&l.Items[i]))
+			out = append(out, c.dialect.Decode(&l.Items[i]))
 		}
 	}
 	return out, nil
@@ -122,7 +122,7 @@ func (c *Cluster) Get(ctx context.Context, kind, name string) (*installed.Packag
 	if err != nil {
 		return nil, err
 	}
-	return c.dialect.Read(u), nil
+	return c.dialect.Decode(u), nil
 }
 
 // Find reads the package called name, whatever its kind; a name that
@@ -166,7 +166,7 @@ func (c *Cluster) Create(ctx context.Context, u *unstructured.Unstructured, dryR
 	if err != nil {
 		return nil, err
 	}
-	return c.dialect.Read(created), nil
+	return c.dialect.Decode(created), nil
 }
 
 // FieldManager names the plugin in managedFields.
@@ -191,7 +191,7 @@ func (c *Cluster) Revisions(ctx context.Context, p *installed.Package) ([]*insta
 	}
 	out := make([]*installed.Revision, 0, len(l.Items))
 	for i := range l.Items {
-		out = append(out, c.dialect.ReadRevision(&l.Items[i]))
+		out = append(out, c.dialect.DecodeRevision(&l.Items[i]))
 	}
 	return newestFirst(out), nil
 }
@@ -217,7 +217,7 @@ func (c *Cluster) DeleteExactly(ctx context.Context, p *installed.Package, dryRu
 	}
 	return deleteExactly(ctx, rc, p.Object, p.KindName(), dryRun, func(now *unstructured.Unstructured, _, conflict error) error {
 		if now == nil || now.GetUID() != p.Object.GetUID() || now.GetGeneration() != p.Object.GetGeneration() ||
-			c.dialect.Read(now).Source != p.Source {
+			c.dialect.Decode(now).Source != p.Source {
 			return conflict // what was planned for is gone
 		}
 		return nil

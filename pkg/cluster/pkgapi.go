@@ -134,7 +134,7 @@ func setMap(m map[string]any, key string, v map[string]string) {
 	m[key] = out
 }
 
-func (d *pkgDialect) Read(u *unstructured.Unstructured) *installed.Package {
+func (d *pkgDialect) Decode(u *unstructured.Unstructured) *installed.Package {
 	p := &installed.Package{
 		Kind: u.GetKind(), Name: u.GetName(), Generation: u.GetGeneration(),
 		Created: u.GetCreationTimestamp().Time, Conditions: installed.ReadConditions(u), Object: u,
@@ -162,7 +162,7 @@ func (d *pkgDialect) Read(u *unstructured.Unstructured) *installed.Package {
 	return p
 }
 
-func (d *pkgDialect) ReadRevision(u *unstructured.Unstructured) *installed.Revision {
+func (d *pkgDialect) DecodeRevision(u *unstructured.Unstructured) *installed.Revision {
 	r := &installed.Revision{Kind: u.GetKind(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time, Conditions: installed.ReadConditions(u), Object: u}
 	r.Package = u.GetLabels()[d.api.Group+labelPackageSuffix]
 	r.Family = u.GetLabels()[d.api.Group+labelFamilySuffix]
@@ -190,10 +190,10 @@ func (d *pkgDialect) LockResource() (schema.GroupVersionResource, string, bool) 
 	return gvr, lockName, ok
 }
 
-// ReadLock reads the Lock's packages. Crossplane v1 names dependencies'
+// DecodeLock decodes the Lock's packages. Crossplane v1 names dependencies'
 // kinds in "type" (Provider, Configuration, Function); v2 adds apiVersion and
 // kind: both are kept.
-func (d *pkgDialect) ReadLock(u *unstructured.Unstructured) []installed.LockPackage {
+func (d *pkgDialect) DecodeLock(u *unstructured.Unstructured) []installed.LockPackage {
 	raw, _, _ := unstructured.NestedSlice(u.Object, "packages")
 	var out []installed.LockPackage
 	for _, r := range raw {

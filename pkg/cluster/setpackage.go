@@ -44,7 +44,7 @@ func (c *Cluster) SetPackage(ctx context.Context, p *installed.Package, ref stri
 		if err != nil {
 			return err
 		}
-		now := c.dialect.Read(u).Source
+		now := c.dialect.Decode(u).Source
 		changed := &ChangedError{Package: p.KindName(), Planned: p.Source, Now: now}
 		switch {
 		case now != p.Source:
@@ -82,7 +82,7 @@ func (c *Cluster) SetPackage(ctx context.Context, p *installed.Package, ref stri
 	if err != nil {
 		return nil, err
 	}
-	return c.dialect.Read(updated), nil
+	return c.dialect.Decode(updated), nil
 }
 
 // referenceFields are where the dialects keep a package's reference.

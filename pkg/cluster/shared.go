@@ -57,7 +57,7 @@ func (c *Cluster) sharedList(kinds []string, selector string) ([]*installed.Pack
 		slices.SortFunc(objs, byName) // as a LIST returns them
 		for _, u := range objs {
 			if c.inScope(k, u) && sel.Matches(labels.Set(u.GetLabels())) {
-				out = append(out, c.shared.memo(u, func() any { return c.dialect.Read(u) }).(*installed.Package))
+				out = append(out, c.shared.memo(u, func() any { return c.dialect.Decode(u) }).(*installed.Package))
 			}
 		}
 	}
@@ -69,7 +69,7 @@ func (c *Cluster) sharedRevisions(kind string, p *installed.Package) []*installe
 	var out []*installed.Revision
 	for _, u := range c.shared.list(kind) {
 		if c.inScope(kind, u) && c.dialect.IsRevisionOf(p, u) {
-			out = append(out, c.shared.memo(u, func() any { return c.dialect.ReadRevision(u) }).(*installed.Revision))
+			out = append(out, c.shared.memo(u, func() any { return c.dialect.DecodeRevision(u) }).(*installed.Revision))
 		}
 	}
 	return newestFirst(out)

@@ -41,7 +41,7 @@ func (c *Cluster) WaitReady(ctx context.Context, kind, name, want string, d time
 			pending = []string{what + " does not exist"}
 			return false, fmt.Errorf("%s was deleted while waiting for it", what)
 		}
-		p := c.dialect.Read(u)
+		p := c.dialect.Decode(u)
 		if want != "" && p.Source != want {
 			return true, &ChangedError{Package: what, Planned: want, Now: p.Source, Waiting: true}
 		}
@@ -116,7 +116,7 @@ func (c *Cluster) reportRevisions(w *watcher, p *installed.Package, pr *progress
 		if !c.dialect.IsRevisionOf(p, u) {
 			continue
 		}
-		r := c.dialect.ReadRevision(u)
+		r := c.dialect.DecodeRevision(u)
 		pr.revision(p.KindName(), r)
 		revs = append(revs, r)
 	}
@@ -164,7 +164,7 @@ func (c *Cluster) dependenciesPending(w *watcher, p *installed.Package, pr *prog
 	if lockObj == nil {
 		return []string{"the Lock does not list " + p.Name + " yet"}
 	}
-	lock := c.dialect.ReadLock(lockObj)
+	lock := c.dialect.DecodeLock(lockObj)
 	entry, ok := installed.LockEntry(lock, p)
 	if !ok {
 		return []string{"the Lock does not list revision " + p.CurrentRevision + " yet"}
@@ -215,7 +215,7 @@ func (c *Cluster) lockCondition(w *watcher) *installed.Condition {
 func (c *Cluster) findBySource(w *watcher, repo string) *installed.Package {
 	for _, k := range c.dialect.Kinds() {
 		for _, u := range w.list(k) {
-			p := c.dialect.Read(u)
+			p := c.dialect.Decode(u)
 			if installed.SameRepo(p.Source, repo) {
 				return p
 			}
@@ -249,7 +249,7 @@ func (c *Cluster) WaitDeleted(ctx context.Context, p *installed.Package, d time.
 		if gvr, name, ok := c.dialect.LockResource(); ok {
 			if lu, err := w.factory.ForResource(gvr).Lister().Get(name); err == nil {
 				if u, ok := lu.(*unstructured.Unstructured); ok {
-					for _, lp := range c.dialect.ReadLock(u) {
+					for _, lp := range c.dialect.DecodeLock(u) {
 						if installed.SameRepo(lp.Source, p.Source) && !c.othersRevision(w, p, lp.Name) {
 							pending = append(pending, "the Lock still lists "+lp.Name)
 						}
@@ -299,7 +299,7 @@ func (c *Cluster) WaitRevision(ctx context.Context, p *installed.Package, image 
 	var found *installed.Revision
 	err := w.run(ctx, func() (bool, error) {
 		for _, u := range w.list(rk) {
-			if r := c.dialect.ReadRevision(u); c.dialect.IsRevisionOf(p, u) && r.Image == image {
+			if r := c.dialect.DecodeRevision(u); c.dialect.IsRevisionOf(p, u) && r.Image == image {
 				found = r
 				return true, nil
 			}

@@ -28,7 +28,7 @@ func parsed(t *testing.T, name, tag string) *xpkg.Package {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := xpkg.Read(bytes.NewReader(b), xpkg.DefaultLimits)
+	p, err := xpkg.Parse(bytes.NewReader(b), xpkg.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func Read(ctx context.Context, c *cluster.Cluster) *State {
 	case err != nil:
 		s.unread = append(s.unread, exit.Message(err))
 	case u != nil:
-		s.lock, s.lockCond, s.lockObj = c.Dialect().ReadLock(u), installed.LockUnresolved(u), u
+		s.lock, s.lockCond, s.lockObj = c.Dialect().DecodeLock(u), installed.LockUnresolved(u), u
 		s.lockRead = true
 	default:
 		s.lockRead = true

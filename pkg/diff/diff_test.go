@@ -9,7 +9,7 @@ import (
 
 func read(t testing.TB, docs ...string) *xpkg.Package {
 	t.Helper()
-	p, err := xpkg.Read(strings.NewReader(strings.Join(docs, "\n---\n")), xpkg.DefaultLimits)
+	p, err := xpkg.Parse(strings.NewReader(strings.Join(docs, "\n---\n")), xpkg.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

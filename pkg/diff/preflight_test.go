@@ -320,7 +320,7 @@ func TestStreamedDefinitionsOnOddStreams(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer x[i].Close()
-				if p[i], err = xpkg.Read(strings.NewReader(s), xpkg.DefaultLimits); err != nil {
+				if p[i], err = xpkg.Parse(strings.NewReader(s), xpkg.DefaultLimits); err != nil {
 					t.Fatal(err)
 				}
 			}

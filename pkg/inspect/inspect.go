@@ -68,10 +68,10 @@ const (
 // meta.crossplane.io/ ones, and the bare keys packages used before them.
 var bareAnnotations = []string{"company", "maintainer", "source", "license", "descriptionShort", "description", "readme", "keywords", "iconURI"}
 
-// Read sums up an opened package. It reads the content stream (one object
+// Summarize sums up an opened package. It reads the content stream (one object
 // at a time) and closes the package, which verifies the base layer and
 // counts its uncompressed size.
-func Read(p *source.Package, limits xpkg.Limits) (*Report, error) {
+func Summarize(p *source.Package, limits xpkg.Limits) (*Report, error) {
 	r := &Report{Source: p.Source, Type: p.Type, Reference: p.Reference, Format: p.Format, Image: p.Image}
 	r.Version = reference.Tag(p.Reference)
 	content, err := p.Content()

@@ -203,7 +203,7 @@ func (c *Closure) Tags(repo string) ([]versions.Tag, error) {
 		return tr.tags, tr.err
 	}
 	var tr tagsRead
-	read, so, err := c.reg.Read(c.ctx, repo, c.secrets)
+	read, so, err := c.reg.Locate(c.ctx, repo, c.secrets)
 	if err == nil {
 		var names []string
 		names, err = source.ListTags(c.ctx, read, so)

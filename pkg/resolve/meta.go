@@ -62,7 +62,7 @@ func ReadMetaAt(ctx context.Context, read string, so source.Options, limits xpkg
 		limits = xpkg.DefaultLimits
 	}
 	stream := &readFault{r: p.Stream()}
-	meta, err := xpkg.ReadMeta(stream, limits)
+	meta, err := xpkg.ParseMeta(stream, limits)
 	switch {
 	case err == nil:
 		return MetaRead{Meta: meta}

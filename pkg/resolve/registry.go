@@ -76,20 +76,20 @@ func NewRegistry(ctx context.Context, c *cluster.Cluster, xpNamespace string, so
 // pull secret.
 func Direct(so source.Options) *Registry { return &Registry{Source: so} }
 
-// Read returns the reference to read for ref (a package reference or a
-// repository) and the options to read it with, for a package with the
-// given packagePullSecrets.
-func (r *Registry) Read(ctx context.Context, ref string, pullSecrets []string) (string, source.Options, error) {
-	return r.read(ctx, ref, pullSecrets, true)
+// Locate returns where to read ref (a package reference or a
+// repository), after the ImageConfigs, and the options to read it with,
+// for a package with the given packagePullSecrets. It reads nothing.
+func (r *Registry) Locate(ctx context.Context, ref string, pullSecrets []string) (string, source.Options, error) {
+	return r.locate(ctx, ref, pullSecrets, true)
 }
 
-// ReadQuietly is Read without telling OnResolve: for reads of a
+// LocateQuietly is Locate without telling OnResolve: for reads of a
 // repository's versions whose resolution its read told already.
-func (r *Registry) ReadQuietly(ctx context.Context, ref string, pullSecrets []string) (string, source.Options, error) {
-	return r.read(ctx, ref, pullSecrets, false)
+func (r *Registry) LocateQuietly(ctx context.Context, ref string, pullSecrets []string) (string, source.Options, error) {
+	return r.locate(ctx, ref, pullSecrets, false)
 }
 
-func (r *Registry) read(ctx context.Context, ref string, pullSecrets []string, tell bool) (string, source.Options, error) {
+func (r *Registry) locate(ctx context.Context, ref string, pullSecrets []string, tell bool) (string, source.Options, error) {
 	at, err := r.Resolve(ctx, ref, pullSecrets, tell)
 	return at.Ref, at.Options, err
 }
@@ -266,7 +266,7 @@ func (r *Registry) HasMatch(ctx context.Context, secrets []string, d xpkg.Depend
 	case !listsTags([]string{d.Version}):
 		return false, nil
 	}
-	read, so, err := r.Read(ctx, reference.Repository(d.Package), secrets)
+	read, so, err := r.Locate(ctx, reference.Repository(d.Package), secrets)
 	if err != nil {
 		return false, err
 	}
@@ -287,7 +287,7 @@ func (r *Registry) Pin(ctx context.Context, ref string, pullSecrets []string) (s
 	if reference.Digest(ref) != "" {
 		return ref, nil
 	}
-	read, so, err := r.Read(ctx, ref, pullSecrets)
+	read, so, err := r.Locate(ctx, ref, pullSecrets)
 	if err != nil {
 		return "", err
 	}

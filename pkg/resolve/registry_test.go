@@ -37,7 +37,7 @@ func TestRegistryReadsThroughImageConfigs(t *testing.T) {
 	}
 	reg.OnResolve = func(r imageconfig.Resolution) { said = append(said, DescribeResolution(r)) }
 	for range 2 {
-		ref, so, err := reg.Read(context.Background(), "mirror.invalid/org/p:v1", nil)
+		ref, so, err := reg.Locate(context.Background(), "mirror.invalid/org/p:v1", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,14 +58,14 @@ func TestRegistryReadsThroughImageConfigs(t *testing.T) {
 	}
 
 	said = nil
-	if _, _, err := reg.Read(context.Background(), "other.corp/x:v1", nil); err != nil {
+	if _, _, err := reg.Locate(context.Background(), "other.corp/x:v1", nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(said) != 2 || !strings.Contains(said[1], `Warning: read package pull secret crossplane-system/gone`) || !strings.Contains(said[1], "reading with your own registry credentials") {
 		t.Errorf("an ImageConfig secret that cannot be read: %q", said)
 	}
 	// A package's own pull secret must be readable, as before.
-	if _, _, err := reg.Read(context.Background(), "other.corp/x:v1", []string{"missing"}); err == nil || !strings.Contains(err.Error(), "crossplane-system/missing") {
+	if _, _, err := reg.Locate(context.Background(), "other.corp/x:v1", []string{"missing"}); err == nil || !strings.Contains(err.Error(), "crossplane-system/missing") {
 		t.Errorf("a package pull secret that cannot be read: %v", err)
 	}
 
@@ -74,7 +74,7 @@ func TestRegistryReadsThroughImageConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ref, _, _ := off.Read(context.Background(), "mirror.invalid/org/p:v1", nil); ref != "mirror.invalid/org/p:v1" {
+	if ref, _, _ := off.Locate(context.Background(), "mirror.invalid/org/p:v1", nil); ref != "mirror.invalid/org/p:v1" {
 		t.Errorf("--no-image-config read %s", ref)
 	}
 }

@@ -290,7 +290,7 @@ func (c *Closure) digest(ref string) (string, error) {
 	if d := reference.Digest(ref); d != "" {
 		dr.digest = d
 	} else {
-		read, so, err := c.reg.ReadQuietly(c.ctx, ref, nil)
+		read, so, err := c.reg.LocateQuietly(c.ctx, ref, nil)
 		if err == nil {
 			dr.digest, err = source.Digest(c.ctx, read, so)
 		}

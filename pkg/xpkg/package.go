@@ -16,10 +16,10 @@ type Package struct {
 	Objects []*Object
 }
 
-// Read parses a whole package stream. It fails only on streams it cannot
+// Parse parses a whole package stream. It fails only on streams it cannot
 // read (malformed YAML, limits exceeded); breaches of the content rules are
 // for Validate to report.
-func Read(r io.Reader, limits Limits) (*Package, error) {
+func Parse(r io.Reader, limits Limits) (*Package, error) {
 	d := NewDecoder(r, limits)
 	p := &Package{}
 	for {
@@ -46,10 +46,10 @@ func (p *Package) Kind() string {
 	return p.Meta.Kind
 }
 
-// ReadMeta reads a stream up to its meta object, which package builds put
+// ParseMeta parses a stream up to its meta object, which package builds put
 // first, so that learning a package's kind rarely parses more than one
 // document.
-func ReadMeta(r io.Reader, limits Limits) (*Meta, error) {
+func ParseMeta(r io.Reader, limits Limits) (*Meta, error) {
 	d := NewDecoder(r, limits)
 	for {
 		o, err := d.Next()

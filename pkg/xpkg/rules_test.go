@@ -17,7 +17,7 @@ const (
 func validate(t *testing.T, docs ...string) []Violation {
 	t.Helper()
 	stream := strings.Join(docs, "---\n")
-	p, err := Read(strings.NewReader(stream), DefaultLimits)
+	p, err := Parse(strings.NewReader(stream), DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestContentRules(t *testing.T) {
 }
 
 func TestMetaFields(t *testing.T) {
-	p, err := Read(strings.NewReader(providerMeta+"---\n"+goodCRD), DefaultLimits)
+	p, err := Parse(strings.NewReader(providerMeta+"---\n"+goodCRD), DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func TestValidateStreamAgrees(t *testing.T) {
 	}
 	for name, s := range streams {
 		t.Run(name, func(t *testing.T) {
-			p, err := Read(strings.NewReader(s), DefaultLimits)
+			p, err := Parse(strings.NewReader(s), DefaultLimits)
 			sameAsStreamed(t, s, DefaultLimits, p, err)
 		})
 	}
@@ -40,7 +40,7 @@ func TestValidateStreamAgrees(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := strings.Join([]string{meta, "# c\n", cm, cm, cm + "data:\n  k: " + strings.Repeat("x", 200) + "\n"}, "---\n")
-			p, err := Read(strings.NewReader(s), l)
+			p, err := Parse(strings.NewReader(s), l)
 			if err == nil {
 				t.Fatal("the limit did not apply")
 			}

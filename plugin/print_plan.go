@@ -1,0 +1,87 @@
+package plugin
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
+)
+
+// writePlan prints a plan for people: a heading, then one line per
+// finding, blocking ones first.
+func writePlan(w io.Writer, p *action.Plan) error {
+	var head string
+	switch {
+	case p.To != "":
+		head = fmt.Sprintf("Plan: %s %s from %s to %s", p.Action, p.Package, p.From, p.To)
+	case len(p.Packages) > 1:
+		head = fmt.Sprintf("Plan: %s %s", p.Action, strings.Join(p.Packages, ", "))
+	default:
+		head = fmt.Sprintf("Plan: %s %s", p.Action, p.Package)
+	}
+	return findings.Write(w, head, p.Findings)
+}
+
+// writeFilesPlan prints the set's plan for people: a summary line, the
+// packages left out, then each package's plan as upgrade prints its own.
+func writeFilesPlan(w io.Writer, fp *action.FilesPlan) error {
+	counts := map[string]int{}
+	for _, p := range fp.Plans {
+		counts[p.Action]++
+	}
+	var parts []string
+	for _, a := range []string{action.ActionInstall, action.ActionUpgrade, action.ActionRollback, action.ActionUpdate, action.ActionUninstall} {
+		if counts[a] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[a], a))
+		}
+	}
+	parts = append(parts, fmt.Sprintf("%d unchanged", len(fp.Unchanged)))
+	var sb strings.Builder
+	head := "Plan -f"
+	if fp.Offline {
+		head = fmt.Sprintf("Plan -f (offline, against %d base package manifest(s))", fp.Base)
+	}
+	fmt.Fprintf(&sb, "%s: %d package manifest(s), %d other object(s) ignored: %s\n", head, fp.Manifests, fp.Ignored, strings.Join(parts, ", "))
+	if len(fp.Absent) > 0 {
+		fmt.Fprintf(&sb, "  in the cluster and in no manifest: %s (--prune plans their uninstall)\n", strings.Join(fp.Absent, ", "))
+	}
+	if len(fp.Removed) > 0 {
+		fmt.Fprintf(&sb, "  removed from the manifests (in --base, in no manifest): %s (a GitOps prune, Argo CD's or Flux's, would uninstall them)\n", strings.Join(fp.Removed, ", "))
+	}
+	if _, err := io.WriteString(w, sb.String()); err != nil {
+		return err
+	}
+	for _, p := range fp.Plans {
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+		if err := writePlan(w, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeRenamePlan prints a rename's plan for people: the heading, the
+// findings as every plan prints them, then the steps in order.
+func writeRenamePlan(w io.Writer, rp *action.RenamePlan) error {
+	head := fmt.Sprintf("Plan: rename %s to %s", rp.Package, rp.To)
+	switch {
+	case rp.Resume != nil && rp.Undo:
+		head = fmt.Sprintf("Plan: undo rename %s of %s to %s", rp.Resume.ID, rp.Package, rp.To)
+	case rp.Resume != nil:
+		head = fmt.Sprintf("Plan: finish rename %s of %s to %s", rp.Resume.ID, rp.Package, rp.To)
+	}
+	if err := findings.Write(w, head, rp.Findings); err != nil {
+		return err
+	}
+	var sb strings.Builder
+	sb.WriteString("  Steps (a failed step undoes those before it):\n")
+	for i, s := range rp.Steps {
+		fmt.Fprintf(&sb, "    %d. %s\n", i+1, s)
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
