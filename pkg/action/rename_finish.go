@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -152,9 +153,26 @@ func (h *handOver) deactivateNew(ctx context.Context) error {
 	if err := h.c.SetPaused(ctx, now, true, false); err != nil {
 		return fmt.Errorf("pause %s: %w", h.rp.To, err)
 	}
-	uids, err := h.deactivateAll(ctx, now)
-	if err != nil {
-		return err
+	// A revision the package manager was making when the package was
+	// paused again lands after the first read, then enters the Lock beside
+	// the old package's: the revisions are read again, a poll apart, until
+	// the same ones, all inactive, have let go.
+	for seen := map[string]string(nil); ; {
+		uids, err := h.deactivateAll(ctx, now)
+		if err != nil {
+			return err
+		}
+		if err := h.letGo(ctx, h.rp.To, uids); err != nil {
+			return err
+		}
+		if seen != nil && maps.Equal(seen, uids) {
+			return nil
+		}
+		seen = uids
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pollEvery):
+		}
 	}
-	return h.letGo(ctx, h.rp.To, uids)
 }
