@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/extract"
 )
@@ -117,7 +118,7 @@ func (o *DoctorOptions) repair(ctx context.Context, d *action.Doctor, rep *actio
 		suffix = " (server dry run)"
 	}
 	err := d.Repair(ctx, rep, action.RepairOptions{DryRun: o.DryRun == dryRunServer,
-		Done: func(st action.RepairStep) { fmt.Fprintf(out, "%s%s\n", st.Done(), suffix) }})
+		Done: func(st diagnose.RepairStep) { fmt.Fprintf(out, "%s%s\n", st.Done(), suffix) }})
 	if err != nil || o.DryRun == dryRunServer {
 		return err
 	}

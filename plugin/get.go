@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"strings"
 	"time"
 
@@ -14,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
@@ -131,7 +132,7 @@ func (o *GetOptions) row(p *installed.Package, rev *installed.Revision) []string
 	inst, healthy := installed.Health(p, rev, func(t string) string { return conditionStatus(p, t) })
 	row := []string{p.Name, p.Kind, reference.Repository(p.Source), p.Version, inst, healthy, orNone(p.CurrentRevision), age(p.Created)}
 	if o.Output == printers.FormatWide {
-		row = append(row, orUnknown(packageDigest(p.Digest, p.CurrentRevision, p.Generation)), orNone(p.ActivationPolicy), orNone(p.RuntimeConfig), orNone(runtimeState(rev)), orNone(action.FamilyOf(p, rev)))
+		row = append(row, orUnknown(packageDigest(p.Digest, p.CurrentRevision, p.Generation)), orNone(p.ActivationPolicy), orNone(p.RuntimeConfig), orNone(runtimeState(rev)), orNone(diagnose.FamilyOf(p, rev)))
 	}
 	return row
 }

@@ -61,7 +61,7 @@ func (d *Doctor) examine(ctx context.Context) (*Report, *diagnose.State, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	found, s := diagnose.Examine(ctx, c, d.cfg.XPNamespace, familySkew)
+	found, s := diagnose.Examine(ctx, c, d.cfg.XPNamespace)
 	rep := &Report{Report: *found}
 	if d.CrossplaneVersion != "" {
 		rel := diagnose.Release{Target: d.CrossplaneVersion, Namespace: d.cfg.XPNamespace}

@@ -14,77 +14,22 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
-// What a repair step does.
-const (
-	RepairDelete          = "delete"
-	RepairRemoveLockEntry = "remove-lock-entry"
-	RepairRemoveOwnerRef  = "remove-owner-reference"
-	RepairRemoveRecord    = "remove-record"
-	actionRepair          = "repair"
-	lockObject            = "lock/lock"
-	DefaultRepairSettle   = time.Minute
-)
+// actionRepair names doctor --fix in a ChangedError.
+const actionRepair = "repair"
 
-// RepairStep is one change doctor --fix makes: only what it can prove
-// right from the state it read (a revision the package manager itself
-// would let go, a Lock entry nothing stands behind, a controller
-// reference to a revision that is gone). Every other finding stays a
-// finding, with the steps to take by hand.
-type RepairStep struct {
-	// Rule is the finding's the step repairs.
-	Rule   string `json:"rule"`
-	Action string `json:"action"`
-	// Object is what the step changes, as kubectl names it.
-	Object  string `json:"object"`
-	Message string `json:"message"`
-
-	rev   *installed.Revision   // RepairDelete
-	entry installed.LockPackage // RepairRemoveLockEntry
-	owner *diagnose.OrphanRef   // RepairRemoveOwnerRef
-	// uid is the changed object's (the Lock's for an entry): the repair
-	// stops when it is another object by then.
-	uid string
-}
-
-// key tells steps apart across two readings of the cluster: the same
-// change of the same object.
-func (st RepairStep) key() string {
-	k := st.Action + "|" + st.Object + "|" + st.uid
-	if st.rev != nil {
-		k += fmt.Sprintf("|%d", st.rev.Object.GetGeneration())
-	}
-	if st.Action == RepairRemoveLockEntry {
-		k += "|" + st.entry.Name + "|" + st.entry.Source
-	}
-	if st.owner != nil {
-		k += "|" + st.owner.OwnerUID
-	}
-	return k
-}
-
-// Done says the step was made.
-func (st RepairStep) Done() string {
-	switch st.Action {
-	case RepairDelete:
-		return st.Object + " deleted"
-	case RepairRemoveLockEntry:
-		return fmt.Sprintf("%s: entry %s removed", st.Object, st.entry.Name)
-	case RepairRemoveRecord:
-		return st.Object + ": record of the repair cut short removed"
-	}
-	return fmt.Sprintf("%s: owner reference to %s removed", st.Object, st.owner.OwnerName)
-}
+// DefaultRepairSettle is how long doctor --fix waits, by default, for the
+// package manager to take the repair in.
+const DefaultRepairSettle = time.Minute
 
 // Repair is what doctor --fix does: the steps, in order; the file the
 // objects they change were saved to; the steps made.
 type Repair struct {
-	Steps  []RepairStep `json:"steps"`
-	Backup string       `json:"backup,omitempty"`
-	Done   []string     `json:"done,omitempty"`
+	Steps  []diagnose.RepairStep `json:"steps"`
+	Backup string                `json:"backup,omitempty"`
+	Done   []string              `json:"done,omitempty"`
 }
 
 // PlanRepair reads the state, as Run does, and plans the repair of what
@@ -94,56 +39,8 @@ func (d *Doctor) PlanRepair(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.Repair = &Repair{Steps: repairSteps(s)}
+	rep.Repair = &Repair{Steps: s.RepairSteps()}
 	return rep, nil
-}
-
-// repairSteps: deleting the stale revisions behind duplicate nodes first
-// (what takes every package down), then the stale Lock entries and the
-// orphaned controller references.
-func repairSteps(s *diagnose.State) []RepairStep {
-	steps := staleRevisionSteps(s)
-	steps = append(steps, goneEntrySteps(s)...)
-	steps = append(steps, orphanSteps(s)...)
-	return append(steps, recordSteps(s)...)
-}
-
-// recordSteps: the record a repair killed mid-way left on the Lock goes
-// last, once the repair it tells of is finished.
-func recordSteps(s *diagnose.State) []RepairStep {
-	op, lockUID := s.RepairRecord()
-	if op == nil {
-		return nil
-	}
-	return []RepairStep{{Rule: findings.RuleUnfinishedOperation, Action: RepairRemoveRecord, Object: lockObject, uid: lockUID,
-		Message: fmt.Sprintf("remove the record of %s %s, cut short at step %d of %d (%s): this repair finishes it", op.Operation, op.ID, op.Step, op.Of, op.StepName)}}
-}
-
-// staleRevisionSteps delete the revisions that hold a second Lock node
-// for their package's source and that the package manager would let go
-// (diagnose's StaleNodes).
-func staleRevisionSteps(s *diagnose.State) []RepairStep {
-	var out []RepairStep
-	for _, n := range s.StaleNodes() {
-		p, r := n.Package, n.Revision
-		out = append(out, RepairStep{Rule: findings.RuleDuplicateLockNode, Action: RepairDelete, rev: r, uid: r.UID(),
-			Object: strings.ToLower(r.Kind) + "/" + r.Name,
-			Message: fmt.Sprintf("delete revision %s of %s, which is not its current revision (%s) and holds a second Lock node for %s",
-				r.Name, p.KindName(), p.CurrentRevision, n.Source)})
-	}
-	return out
-}
-
-// goneEntrySteps: Lock entries whose revision no longer exists (every
-// revision was read); nothing writes them back.
-func goneEntrySteps(s *diagnose.State) []RepairStep {
-	entries, lockUID := s.GoneEntries()
-	var out []RepairStep
-	for _, lp := range entries {
-		out = append(out, RepairStep{Rule: findings.RuleStaleLockEntry, Action: RepairRemoveLockEntry, Object: lockObject, entry: lp, uid: lockUID,
-			Message: fmt.Sprintf("remove the Lock's entry %s (source %s): its revision no longer exists", lp.Name, lp.Source)})
-	}
-	return out
 }
 
 // Backup is every object the repair changes or deletes, as it is now,
@@ -172,14 +69,14 @@ func (d *Doctor) Backup(ctx context.Context, rep *Report) ([]*unstructured.Unstr
 	return objs, nil
 }
 
-func backupObject(ctx context.Context, c *cluster.Cluster, st RepairStep) (*unstructured.Unstructured, error) {
+func backupObject(ctx context.Context, c *cluster.Cluster, st diagnose.RepairStep) (*unstructured.Unstructured, error) {
 	switch st.Action {
-	case RepairDelete:
-		return c.Revision(ctx, st.rev.Kind, st.rev.Name)
-	case RepairRemoveLockEntry, RepairRemoveRecord:
+	case diagnose.RepairDelete:
+		return c.Revision(ctx, st.Revision.Kind, st.Revision.Name)
+	case diagnose.RepairRemoveLockEntry, diagnose.RepairRemoveRecord:
 		return c.LockObject(ctx)
-	case RepairRemoveOwnerRef:
-		return c.DefinitionObject(ctx, st.owner.Resource, st.owner.Name)
+	case diagnose.RepairRemoveOwnerRef:
+		return c.DefinitionObject(ctx, st.Owner.Resource, st.Owner.Name)
 	}
 	return nil, fmt.Errorf("unknown repair %s", st.Action)
 }
@@ -201,7 +98,7 @@ type RepairOptions struct {
 	// DryRun sends every step with the API server's dry run.
 	DryRun bool
 	// Done hears each step made.
-	Done func(RepairStep)
+	Done func(diagnose.RepairStep)
 }
 
 // Repair makes the steps in order. Before each, the cluster is read and
@@ -220,7 +117,7 @@ func (d *Doctor) repair(ctx context.Context, rep *Report, o RepairOptions) (err 
 		return err
 	}
 	rp := rep.Repair
-	op := &installed.Operation{Operation: installed.OperationRepair, ID: newOperationID(), From: lockObject, Of: len(rp.Steps)}
+	op := &installed.Operation{Operation: installed.OperationRepair, ID: newOperationID(), From: diagnose.LockObject, Of: len(rp.Steps)}
 	if !o.DryRun && len(rp.Steps) > 0 {
 		// Ended here (done, or stopped between steps), the repair leaves
 		// no record: only a kill mid-way does.
@@ -270,7 +167,7 @@ func (d *Doctor) repair(ctx context.Context, rep *Report, o RepairOptions) (err 
 
 // replanStep reads the cluster again and returns the step as planned now,
 // nil when it is not. A dry run changes nothing, so the plan stands.
-func (d *Doctor) replanStep(ctx context.Context, planned RepairStep, dryRun bool) (*RepairStep, error) {
+func (d *Doctor) replanStep(ctx context.Context, planned diagnose.RepairStep, dryRun bool) (*diagnose.RepairStep, error) {
 	if dryRun {
 		return &planned, nil
 	}
@@ -278,29 +175,29 @@ func (d *Doctor) replanStep(ctx context.Context, planned RepairStep, dryRun bool
 	if err != nil {
 		return nil, fmt.Errorf("plan the repair again: %w", err)
 	}
-	fresh := repairSteps(s)
-	i := slices.IndexFunc(fresh, func(st RepairStep) bool { return st.key() == planned.key() })
+	fresh := s.RepairSteps()
+	i := slices.IndexFunc(fresh, func(st diagnose.RepairStep) bool { return st.Key() == planned.Key() })
 	if i < 0 {
 		return nil, nil
 	}
 	return &fresh[i], nil
 }
 
-func applyStep(ctx context.Context, c *cluster.Cluster, st RepairStep, dryRun bool) error {
+func applyStep(ctx context.Context, c *cluster.Cluster, st diagnose.RepairStep, dryRun bool) error {
 	switch st.Action {
-	case RepairDelete:
-		return c.DeleteRevisionExactly(ctx, st.rev, dryRun)
-	case RepairRemoveLockEntry:
+	case diagnose.RepairDelete:
+		return c.DeleteRevisionExactly(ctx, st.Revision, dryRun)
+	case diagnose.RepairRemoveLockEntry:
 		// A revision made after the revisions were read and before the
 		// Lock was would look gone: it is read once more, by name.
-		kind := cmp.Or(st.entry.Kind, st.entry.Type) + "Revision"
-		if u, err := c.Revision(ctx, kind, st.entry.Name); err != nil || u != nil {
-			return cmp.Or(err, error(&cluster.ChangedError{Package: lockObject, What: "revision " + st.entry.Name + " exists", Action: actionRepair}))
+		kind := cmp.Or(st.Entry.Kind, st.Entry.Type) + "Revision"
+		if u, err := c.Revision(ctx, kind, st.Entry.Name); err != nil || u != nil {
+			return cmp.Or(err, error(&cluster.ChangedError{Package: diagnose.LockObject, What: "revision " + st.Entry.Name + " exists", Action: actionRepair}))
 		}
-		return c.RemoveLockEntry(ctx, st.uid, st.entry.Name, st.entry.Source, dryRun)
-	case RepairRemoveOwnerRef:
-		return c.RemoveOwnerReference(ctx, st.owner.Resource, st.owner.Name, st.uid, st.owner.OwnerUID, dryRun)
-	case RepairRemoveRecord:
+		return c.RemoveLockEntry(ctx, st.UID, st.Entry.Name, st.Entry.Source, dryRun)
+	case diagnose.RepairRemoveOwnerRef:
+		return c.RemoveOwnerReference(ctx, st.Owner.Resource, st.Owner.Name, st.UID, st.Owner.OwnerUID, dryRun)
+	case diagnose.RepairRemoveRecord:
 		if dryRun {
 			return nil
 		}
@@ -328,19 +225,4 @@ func (d *Doctor) Settle(ctx context.Context, wait, interval time.Duration) (*Rep
 		case <-time.After(interval):
 		}
 	}
-}
-
-// orphanSteps: a definition's controller reference to a revision that no
-// longer exists. Removing it loses nothing (its owner is gone) and lets
-// the establisher of the revision that installs the definition now take
-// control; left alone, the garbage collector may delete the definition,
-// and its objects with it, once it sees the owner gone.
-func orphanSteps(s *diagnose.State) []RepairStep {
-	var out []RepairStep
-	for _, o := range s.OrphanedControllers() {
-		kind := map[string]string{cluster.ResourceCRDs: "customresourcedefinition", cluster.ResourceMRDs: "managedresourcedefinition"}[o.Resource]
-		out = append(out, RepairStep{Rule: findings.RuleControlConflict, Action: RepairRemoveOwnerRef, Object: kind + "/" + o.Name, owner: &o, uid: o.UID,
-			Message: fmt.Sprintf("remove the controller reference of %s/%s to %s %s (UID %s), which no longer exists", kind, o.Name, o.OwnerKind, o.OwnerName, o.OwnerUID)})
-	}
-	return out
 }

@@ -13,6 +13,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
@@ -62,7 +63,7 @@ func TestDoctorFixDeletesTheStaleRevision(t *testing.T) {
 		t.Fatalf("steps %+v, want one", rep.Repair.Steps)
 	}
 	st := rep.Repair.Steps[0]
-	if st.Action != RepairDelete || st.Object != "functionrevision/fn-aaa" || st.Rule != findings.RuleDuplicateLockNode ||
+	if st.Action != diagnose.RepairDelete || st.Object != "functionrevision/fn-aaa" || st.Rule != findings.RuleDuplicateLockNode ||
 		!strings.Contains(st.Message, "not its current revision (fn-bbb)") {
 		t.Errorf("step %+v", st)
 	}
@@ -168,7 +169,7 @@ func TestDoctorFixRemovesAGoneRevisionsLockEntry(t *testing.T) {
 	c, dyn := fakeClusterDyn(t, objs...)
 	d := NewDoctor(&Config{cluster: c})
 	rep := planRepair(t, d)
-	if len(rep.Repair.Steps) != 1 || rep.Repair.Steps[0].Action != RepairRemoveLockEntry || rep.Repair.Steps[0].Object != "lock/lock" {
+	if len(rep.Repair.Steps) != 1 || rep.Repair.Steps[0].Action != diagnose.RepairRemoveLockEntry || rep.Repair.Steps[0].Object != "lock/lock" {
 		t.Fatalf("steps %+v, want the Lock entry's removal", rep.Repair.Steps)
 	}
 	if backup, _, err := backupText(d, rep); err != nil || !strings.Contains(backup, "gone-xyz") || !strings.Contains(backup, "kind: Lock") {
@@ -229,7 +230,7 @@ func TestDoctorFixFinishesARepairCutShort(t *testing.T) {
 	for _, f := range rep.Findings {
 		named = named || f.Rule == findings.RuleUnfinishedOperation && strings.Contains(f.Message, "doctor --fix 20261128T000000Z-abcdef stopped at step 2 of 2") && strings.Contains(f.Message, "kubectl xpkg doctor --fix")
 	}
-	if !named || len(rep.Repair.Steps) != 1 || rep.Repair.Steps[0].Action != RepairRemoveRecord {
+	if !named || len(rep.Repair.Steps) != 1 || rep.Repair.Steps[0].Action != diagnose.RepairRemoveRecord {
 		t.Fatalf("findings %+v, steps %+v: want the repair cut short named and its record's removal planned", rep.Findings, rep.Repair.Steps)
 	}
 	if err := d.Repair(context.Background(), rep, RepairOptions{}); err != nil {
@@ -277,7 +278,7 @@ func TestDoctorFixRemovesAnOrphanedControllerReference(t *testing.T) {
 	c, dyn := fakeClusterDyn(t, objs...)
 	d := NewDoctor(&Config{cluster: c, XPNamespace: xpNamespace})
 	rep := planRepair(t, d)
-	if len(rep.Repair.Steps) != 1 || rep.Repair.Steps[0].Action != RepairRemoveOwnerRef || rep.Repair.Steps[0].Object != "customresourcedefinition/a.x.example.org" ||
+	if len(rep.Repair.Steps) != 1 || rep.Repair.Steps[0].Action != diagnose.RepairRemoveOwnerRef || rep.Repair.Steps[0].Object != "customresourcedefinition/a.x.example.org" ||
 		rep.Repair.Steps[0].Rule != findings.RuleControlConflict {
 		t.Fatalf("steps %+v", rep.Repair.Steps)
 	}

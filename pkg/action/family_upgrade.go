@@ -10,6 +10,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
@@ -86,7 +87,7 @@ func familyItems(items []*Item, family string) ([]*Item, error) {
 		return nil, fmt.Errorf("no installed provider belongs to the family %s (kubectl xpkg get providers -o wide shows each provider's FAMILY)", family)
 	}
 	slices.SortStableFunc(fam, func(a, b *Item) int {
-		fa, fb := namesFamily(a.repo, family), namesFamily(b.repo, family)
+		fa, fb := diagnose.NamesFamily(a.repo, family), diagnose.NamesFamily(b.repo, family)
 		switch {
 		case fa && !fb:
 			return -1

@@ -171,9 +171,9 @@ func (o *Outdated) families(ctx context.Context, pkgs []*installed.Package, item
 		return err
 	}
 	for _, it := range items {
-		it.Family = FamilyOf(it.pkg, revs[it.pkg])
+		it.Family = diagnose.FamilyOf(it.pkg, revs[it.pkg])
 	}
-	o.findings = familyFindings(providerFamilies(providers, func(p *installed.Package) *installed.Revision { return revs[p] }))
+	o.findings = diagnose.FamilyFindings(providers, func(p *installed.Package) *installed.Revision { return revs[p] })
 	return nil
 }
 

@@ -116,16 +116,15 @@ type Rule func(*State) []findings.Finding
 
 // Examine reads c's state once (Read, then ReadObjects with Crossplane's
 // namespace) and applies every doctor rule to it, in the order the report
-// lists what they find; families is the rule over the provider families
-// (family-skew). Only what could be read is judged: the rest is the
-// report's Unread.
-func Examine(ctx context.Context, c *cluster.Cluster, namespace string, families Rule) (*Report, *State) {
+// lists what they find. Only what could be read is judged: the rest is
+// the report's Unread.
+func Examine(ctx context.Context, c *cluster.Cluster, namespace string) (*Report, *State) {
 	s := Read(ctx, c)
 	s.ReadObjects(ctx, c, namespace)
 	rep := &Report{Findings: []findings.Finding{}, Unread: s.unread,
 		Packages: len(s.pkgs), Revisions: len(s.revs), LockEntries: len(s.lock)}
 	for _, rule := range []Rule{(*State).duplicateNodes, (*State).unresolved, (*State).twinNames, (*State).staleEntries, (*State).manualInactive, (*State).historyPiled,
-		(*State).controlConflicts, (*State).storedUndefined, (*State).objectsMissing, (*State).pinnedServiceAccounts, families,
+		(*State).controlConflicts, (*State).storedUndefined, (*State).objectsMissing, (*State).pinnedServiceAccounts, (*State).familySkew,
 		(*State).unfinishedOperations, (*State).pausedPackages, (*State).noRevisions, (*State).duplicatePackages, (*State).inactiveRevisions} {
 		rep.Findings = append(rep.Findings, rule(s)...)
 	}

@@ -1,4 +1,4 @@
-package action
+package diagnose
 
 import (
 	"fmt"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
@@ -52,6 +51,12 @@ type providerFamily struct {
 
 func (f *providerFamily) all() []familyMember { return append(slices.Clone(f.providers), f.members...) }
 
+// FamilyFindings are the family-skew findings about pkgs, each provider
+// judged by the revision running reports (nil when none runs).
+func FamilyFindings(pkgs []*installed.Package, running func(*installed.Package) *installed.Revision) []findings.Finding {
+	return familyFindings(providerFamilies(pkgs, running))
+}
+
 // providerFamilies groups the providers by the family label of the
 // revision that runs; a family provider is a provider of the family
 // whose repository is named after it.
@@ -73,7 +78,7 @@ func providerFamilies(pkgs []*installed.Package, running func(*installed.Package
 			out = append(out, f)
 		}
 		m := familyMember{pkg: p, rev: rev}
-		if namesFamily(reference.Repository(m.image()), f.name) {
+		if NamesFamily(reference.Repository(m.image()), f.name) {
 			f.providers = append(f.providers, m)
 		} else {
 			f.members = append(f.members, m)
@@ -82,9 +87,9 @@ func providerFamilies(pkgs []*installed.Package, running func(*installed.Package
 	return out
 }
 
-// namesFamily: the repository is the family provider's, named after
+// NamesFamily: the repository is the family provider's, named after
 // the family.
-func namesFamily(repo, family string) bool { return path.Base(repo) == family }
+func NamesFamily(repo, family string) bool { return path.Base(repo) == family }
 
 // FamilyOf is the family of the package whose running revision is rev
 // ("" for none: no revision, not a provider, no label).
@@ -199,6 +204,6 @@ func describeMembers(ms []familyMember) string {
 }
 
 // familySkew is doctor's family-skew rule, on the revisions that run.
-func familySkew(s *diagnose.State) []findings.Finding {
-	return familyFindings(providerFamilies(s.Packages(), func(p *installed.Package) *installed.Revision { return s.Revision(p.CurrentRevision) }))
+func (s *State) familySkew() []findings.Finding {
+	return FamilyFindings(s.pkgs, func(p *installed.Package) *installed.Revision { return s.revByName[p.CurrentRevision] })
 }
