@@ -65,10 +65,11 @@ func TestRedirectLoopingSource(t *testing.T) {
 	}
 }
 
-// TestDrippingSource: a source that sends a blob one byte every half
-// second (a correct Content-Length) is cut for its rate, retried within
-// the budget (2s here), and refused naming the source, not the
-// destination.
+// TestDrippingSource: a source that sends a blob one byte every tenth of
+// a second (a correct Content-Length) is cut for its rate, retried within
+// the budget (so generous here, 10s, that the tries end the copy, each
+// cut for its rate, however loaded the machine), and refused naming the
+// source, not the destination.
 func TestDrippingSource(t *testing.T) {
 	src := newServer(t)
 	idx := multiPlatform(t)
@@ -86,7 +87,7 @@ func TestDrippingSource(t *testing.T) {
 			}
 			w.(http.Flusher).Flush()
 			select {
-			case <-time.After(500 * time.Millisecond):
+			case <-time.After(100 * time.Millisecond):
 			case <-r.Context().Done():
 				return true
 			}
@@ -94,7 +95,7 @@ func TestDrippingSource(t *testing.T) {
 		return true
 	})
 	s := regSource(from)
-	s.Options.Retry = source.Retry{Attempts: 3, MaxTime: 2 * time.Second, Stall: time.Second}
+	s.Options.Retry = source.Retry{Attempts: 3, MaxTime: 10 * time.Second, Stall: time.Second}
 	dst, err := copyWithin(t, s)
 	msg := exit.Message(err)
 	t.Logf("%d requests to the dripping blob: %s", src.count("GET /v2/src/provider/blobs/"+d.String()), msg)

@@ -128,6 +128,11 @@ type attemptBody struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	b      *budget
+	// err ended the body, and every later read returns it: a try cut for
+	// its rate ends with a read that brings bytes too, whose error a reader
+	// that got what it asked for (io.CopyN) drops; the next read then says
+	// why the try ended, not that its cancelled connection brought nothing.
+	err error
 	// last is when the reader last got something (the headers, at first).
 	last time.Time
 	// waited and bytes are the current rate window: the time spent waiting
@@ -146,6 +151,15 @@ func (a *attemptBody) Close() error {
 // below the floor over a window of the stall time-out, or the budget's
 // end ends with errStalled.
 func (a *attemptBody) Read(p []byte) (int, error) {
+	if a.err != nil {
+		return 0, a.err
+	}
+	n, err := a.read(p)
+	a.err = err
+	return n, err
+}
+
+func (a *attemptBody) read(p []byte) (int, error) {
 	start := time.Now()
 	a.b.body(start.Sub(a.last), 0)
 	stall := a.b.retry.Stall

@@ -125,19 +125,60 @@ func TestRedirectsShareTheBudget(t *testing.T) {
 	}
 }
 
-// TestDrippingBodyIsCut: a registry that sends a blob one byte every half
-// second, with a correct Content-Length, is never quite stalled: it is
-// cut for its rate, retried within the budget (--retry-timeout=2s,
-// --stall-timeout=1s here), and then refused naming the source.
+// dripRetry is the budget of the dripping tests: --stall-timeout=1s, and
+// a --retry-timeout so generous that the tries end the read, each cut for
+// its rate, however loaded the machine.
+var dripRetry = source.Retry{Attempts: 3, MaxTime: 10 * time.Second, Stall: time.Second}
+
+// TestDrippingBodyIsCut: a registry that sends a blob one byte every
+// tenth of a second, with a correct Content-Length, is never quite
+// stalled: it is cut for its rate, retried within the budget, and then
+// refused naming the source.
 func TestDrippingBodyIsCut(t *testing.T) {
 	p, ref, _ := faultyRegistry(t)
-	p.Add(faultproxy.Fault{Match: "GET /v2/faulty/provider/blobs/", Drip: 500 * time.Millisecond})
+	p.Add(faultproxy.Fault{Match: "GET /v2/faulty/provider/blobs/", Drip: 100 * time.Millisecond})
 	o := testOptions()
-	o.Retry = source.Retry{Attempts: 3, MaxTime: 2 * time.Second, Stall: time.Second}
+	o.Retry = dripRetry
 	err := within(t, ref, o)
 	t.Logf("%d blob requests: %v", p.Count("/blobs/"), err)
 	if err == nil || !strings.Contains(err.Error(), ref) || !strings.Contains(err.Error(), "slower than") {
 		t.Errorf("err = %v, want the dripping source %s refused for its rate", err, ref)
+	}
+}
+
+// TestRateCutWhileSkipping: go-containerregistry's registry serves no
+// ranges, so a try after a cut reads the blob again from its start and
+// skips what was read. Dripped at the same pace as before, the skip ends
+// with the byte on which the try is cut for its rate (the third: 0.6s
+// and 1.2s of waiting, against a stall time-out of 1s); that cut, not a
+// stall, is what ends the try, and the read.
+func TestRateCutWhileSkipping(t *testing.T) {
+	p, ref, _ := faultyRegistry(t)
+	p.Add(faultproxy.Fault{Match: "GET /v2/faulty/provider/blobs/", Drip: 600 * time.Millisecond})
+	o := testOptions()
+	o.Retry = dripRetry
+	err := within(t, ref, o)
+	t.Logf("%d blob requests: %v", p.Count("/blobs/"), err)
+	if msg := fmt.Sprint(err); err == nil || !strings.Contains(msg, ref) || !strings.Contains(msg, "slower than") ||
+		strings.Contains(msg, "no data for") || strings.Contains(msg, "bad gzip header") {
+		t.Errorf("err = %v, want each try of %s cut for its rate", err, ref)
+	}
+}
+
+// TestSkipThatBreaksIsRetried: a try that breaks off while it skips what
+// an earlier try read (here, cut for its rate while the first stalled
+// after 64 KiB) is one more failed try, retried within the budget.
+func TestSkipThatBreaksIsRetried(t *testing.T) {
+	p, ref, _ := faultyRegistry(t)
+	p.Add(faultproxy.Fault{Match: "GET /v2/faulty/provider/blobs/", Times: 1, StallAfter: 64 << 10, Stall: time.Minute})
+	p.Add(faultproxy.Fault{Match: "GET /v2/faulty/provider/blobs/", Drip: 100 * time.Millisecond})
+	o := testOptions()
+	o.Retry = dripRetry
+	o.Retry.MaxTime = 20 * time.Second
+	err := within(t, ref, o)
+	t.Logf("%d blob requests: %v", p.Count("/blobs/"), err)
+	if err == nil || !strings.Contains(err.Error(), "slower than") || !strings.Contains(err.Error(), "(after 4 tries)") {
+		t.Errorf("err = %v, want every try used, the last cut for its rate", err)
 	}
 }
 

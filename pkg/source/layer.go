@@ -3,6 +3,7 @@ package source
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -119,8 +120,13 @@ func decompress(br *bufio.Reader, what string) (io.Reader, func(), error) {
 	switch {
 	case bytes.HasPrefix(head, gzipMagic):
 		zr, err := gzip.NewReader(br)
-		if err != nil {
+		switch {
+		case errors.Is(err, gzip.ErrHeader):
 			return nil, nil, fmt.Errorf("%s: bad gzip header: %w", what, err)
+		case err != nil:
+			// The stream broke off within the header: cut short, or its
+			// source failed (a registry that stalled).
+			return nil, nil, readError(what, err)
 		}
 		return zr, func() { zr.Close() }, nil
 	case bytes.HasPrefix(head, zstdMagic):

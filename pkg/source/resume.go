@@ -58,7 +58,9 @@ func (r *resumingBody) Read(p []byte) (int, error) {
 
 func (r *resumingBody) Close() error { return r.body.Close() }
 
-// resume replaces the broken body with the rest of the blob.
+// resume replaces the broken body with the rest of the blob. A blob read
+// again whole that breaks off while the part already read is skipped is
+// one more try that failed, and is retried like any other.
 func (r *resumingBody) resume() error {
 	r.body.Close()
 	wait, retry := r.t.judge(nil, r.cause, r.b)
@@ -85,8 +87,12 @@ func (r *resumingBody) resume() error {
 	case resp.StatusCode == http.StatusPartialContent && strings.HasPrefix(resp.Header.Get("Content-Range"), "bytes "+strconv.FormatInt(r.read, 10)+"-"):
 	case resp.StatusCode == http.StatusOK:
 		if _, err := io.CopyN(io.Discard, body, r.read); err != nil {
-			body.Close()
-			return r.giveUp(err)
+			if !transient(err) {
+				body.Close()
+				return r.giveUp(err)
+			}
+			r.body, r.cause = body, err
+			return r.resume()
 		}
 	default:
 		body.Close()
