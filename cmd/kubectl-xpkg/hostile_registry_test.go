@@ -113,13 +113,14 @@ func TestRedirectLoopingRegistry(t *testing.T) {
 }
 
 // TestDrippingRegistry: a registry that drips a layer (one byte every
-// half second, with a correct length) is refused within a small budget
-// (--retry-timeout=2s --stall-timeout=1s), naming the source and its
-// rate, by inspect, and by mirror when it resolves the package and when
-// it copies it.
+// tenth of a second, with a correct length) is refused within the budget
+// (--retry-timeout=10s --stall-timeout=1s: the tries, each cut for its
+// rate, end the read, however loaded the machine), naming the source and
+// its rate, by inspect, and by mirror when it resolves the package and
+// when it copies it.
 func TestDrippingRegistry(t *testing.T) {
 	h := newHostileSource(t)
-	budget := []string{"--retry-timeout=2s", "--stall-timeout=1s"}
+	budget := []string{"--retry-timeout=10s", "--stall-timeout=1s"}
 	for _, c := range []struct {
 		what string
 		args []string
@@ -130,7 +131,7 @@ func TestDrippingRegistry(t *testing.T) {
 		{"mirror, copying", []string{"mirror", h.ref, "--to", h.dst}, 1},
 	} {
 		h.proxy.Clear()
-		h.proxy.Add(faultproxy.Fault{Match: h.layer, Skip: c.skip, Drip: 500 * time.Millisecond, StallAfter: 1 << 10})
+		h.proxy.Add(faultproxy.Fault{Match: h.layer, Skip: c.skip, Drip: 100 * time.Millisecond, StallAfter: 1 << 10})
 		r := h.run(t, append(c.args, budget...)...)
 		t.Logf("%s: %d layer requests: %s", c.what, h.proxy.Count(h.layer), strings.TrimSpace(r.Stderr))
 		oneError(t, c.what, r, 1, []string{"slower than", "hostile/provider"}, "is not a package Crossplane can install", "cannot reach")
