@@ -137,3 +137,21 @@ func (f *PlanFlags) run(ctx context.Context, r *Root, plan *action.Plan, apply f
 	fmt.Fprintf(out, "%s %s from %s to %s\n", res.Package, verb, res.From, res.To)
 	return nil
 }
+
+// AssumeFlag is --assume-dependency-upgrades, of the verbs whose plans
+// predict what the package manager does with dependencies.
+type AssumeFlag struct{ Value string }
+
+// AddFlag registers it.
+func (a *AssumeFlag) AddFlag(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&a.Value, "assume-dependency-upgrades", "", "Plan as if Crossplane ran with automatic dependency upgrades off, on (upgrades: --enable-dependency-version-upgrades) or on with downgrades (downgrades), instead of reading its Deployment's flags; for plans made where that cannot be read.")
+	_ = cmd.RegisterFlagCompletionFunc("assume-dependency-upgrades", cobra.FixedCompletions(action.AssumeUpgrades, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// Validate refuses a value that is none of off, upgrades, downgrades.
+func (a *AssumeFlag) Validate() error {
+	if err := action.CheckAssumeUpgrades(a.Value); err != nil {
+		return &exit.UsageError{Err: err, Hint: "See --help for usage."}
+	}
+	return nil
+}

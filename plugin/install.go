@@ -26,6 +26,7 @@ type InstallOptions struct {
 	DryRun      string
 	Output      string
 	Wait        waitFlag
+	Assume      AssumeFlag
 	XPNamespace string
 	Source      SourceFlags
 	Cluster     ClusterFlags
@@ -79,6 +80,7 @@ func (o *InstallOptions) addFlags(cmd *cobra.Command) {
 	addDryRunFlag(f, &o.DryRun, "print the object without contacting the cluster", "have the API server check it without persisting it")
 	f.StringVarP(&o.Output, "output", "o", "", "Print the object: yaml, json or name.")
 	addWaitFlag(f, &o.Wait, "the package and its dependencies are installed and healthy")
+	o.Assume.AddFlag(cmd)
 	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane and of --package-pull-secrets.")
 	o.Source.AddFlags(f)
 	o.Cluster.AddFlags(f)
@@ -140,6 +142,9 @@ func (o *InstallOptions) Validate() error {
 	if err := checkDryRun(o.DryRun); err != nil {
 		return err
 	}
+	if err := o.Assume.Validate(); err != nil {
+		return err
+	}
 	if o.Wait.d > 0 && o.DryRun != dryRunNone {
 		return errors.New("--wait cannot be combined with --dry-run")
 	}
@@ -153,6 +158,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		return err
 	}
 	cfg.Offline = o.DryRun == dryRunClient // a client dry run asks no cluster
+	cfg.AssumeUpgrades = o.Assume.Value
 	in, err := action.NewInstall(ctx, cfg, o.Pin)
 	if err != nil {
 		return err
@@ -187,7 +193,7 @@ func (o *InstallOptions) create(ctx context.Context, in *action.Install, u *unst
 // blocking one (exit 3) unless --force.
 func (o *InstallOptions) gate(ctx context.Context, in *action.Install) error {
 	plan, err := in.Plan(ctx, o.Spec)
-	if err != nil || len(plan.Findings) == 0 {
+	if err != nil || (len(plan.Findings) == 0 && !plan.Predicts()) {
 		return err
 	}
 	if err := writePlan(o.root.IOStreams.ErrOut, plan); err != nil {

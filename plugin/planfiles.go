@@ -22,6 +22,7 @@ type PlanOptions struct {
 	Offline     bool
 	Base        []string
 	Output      string
+	Assume      AssumeFlag
 	XPNamespace string
 	Source      SourceFlags
 	Cluster     ClusterFlags
@@ -48,6 +49,7 @@ func NewCmdPlan(root *Root) *cobra.Command {
 	f.StringSliceVar(&o.Base, "base", nil, "With --offline: the previous manifests (a file, a directory or -), e.g. the target branch's checkout; repeat for more.")
 	f.StringVarP(&o.Output, "output", "o", "", "Print the plan as json or yaml (one document) instead of text.")
 	completeOutput(cmd, "json", "yaml")
+	o.Assume.AddFlag(cmd)
 	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane (its version) and of the packages' pull secrets.")
 	o.Source.AddRegistryFlags(f)
 	o.Cluster.AddFlags(f)
@@ -66,6 +68,9 @@ func (o *PlanOptions) Validate() error {
 		return &exit.UsageError{Err: errors.New("name the manifests with -f FILENAME (a file, a directory or -)"), Hint: planHint}
 	}
 	if err := o.validateOffline(); err != nil {
+		return err
+	}
+	if err := o.Assume.Validate(); err != nil {
 		return err
 	}
 	return printers.CheckFormat(o.Output, printers.FormatJSON, printers.FormatYAML)
@@ -98,6 +103,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 		return err
 	}
 	cfg.Offline = o.Offline
+	cfg.AssumeUpgrades = o.Assume.Value
 	pf := action.NewPlanFiles(cfg, o.Prune)
 	if pf.Base, err = o.base(); err != nil {
 		return err

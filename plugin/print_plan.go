@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 )
 
 // writePlan prints a plan for people: a heading, then one line per
@@ -14,14 +16,74 @@ import (
 func writePlan(w io.Writer, p *action.Plan) error {
 	var head string
 	switch {
-	case p.To != "":
+	case p.To != "" && p.From != "":
 		head = fmt.Sprintf("Plan: %s %s from %s to %s", p.Action, p.Package, p.From, p.To)
+	case p.To != "":
+		head = fmt.Sprintf("Plan: %s %s at %s", p.Action, p.Package, p.To)
 	case len(p.Packages) > 1:
 		head = fmt.Sprintf("Plan: %s %s", p.Action, strings.Join(p.Packages, ", "))
 	default:
 		head = fmt.Sprintf("Plan: %s %s", p.Action, p.Package)
 	}
-	return findings.Write(w, head, p.Findings)
+	if err := findings.Write(w, head, p.Findings); err != nil {
+		return err
+	}
+	return writePrediction(w, p.Prediction)
+}
+
+// writePrediction prints what the package manager then does: what the
+// plan knows of its configuration, each dependency its resolver installs
+// or moves, whether the Lock resolves, and what is left unhealthy.
+func writePrediction(w io.Writer, pred *diagnose.Prediction) error {
+	if pred == nil {
+		return nil
+	}
+	var sb strings.Builder
+	cp := pred.Crossplane
+	how := "read from its Deployment"
+	switch cp.Read {
+	case diagnose.ConfigAssumed:
+		how = "assumed: --assume-dependency-upgrades"
+	case diagnose.ConfigUnknown:
+		how = "not read: " + cp.Why + "; Crossplane's default assumed"
+	}
+	release := "Crossplane"
+	if cp.Version != "" {
+		release += " " + cp.Version
+	}
+	o := pred.Resolution
+	head := fmt.Sprintf("  Then %s, %s (%s)", release, cp.FlagsSaid(), how)
+	if len(o.Changes) == 0 && o.Resolves && len(o.Unhealthy) == 0 {
+		_, err := fmt.Fprintf(w, "%s: installs and moves no dependency; the Lock resolves\n", head)
+		return err
+	}
+	sb.WriteString(head + ":\n")
+	for _, c := range o.Changes {
+		fmt.Fprintf(&sb, "    %s; needed by %s\n", diagnose.ChangeLine(c), holdsSaid(c.Constraints))
+	}
+	switch {
+	case o.Stall != nil:
+		fmt.Fprintf(&sb, "    the Lock stalls at %s: %s\n", o.Stall.Repository, o.Stall.Message)
+	case o.Resolves:
+		sb.WriteString("    the Lock resolves\n")
+	}
+	for _, u := range o.Unhealthy {
+		fmt.Fprintf(&sb, "    %s is unhealthy: %s\n", u.Package, u.Message)
+	}
+	if o.Unknown != "" {
+		fmt.Fprintf(&sb, "    and then cannot tell: %s\n", o.Unknown)
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// holdsSaid lists constraints and their owners: ">=v0.1.0 (configuration/a)".
+func holdsSaid(holds []versions.Hold) string {
+	var s []string
+	for _, h := range holds {
+		s = append(s, fmt.Sprintf("%s %s", h.By, h.Constraint))
+	}
+	return strings.Join(s, ", ")
 }
 
 // writeFilesPlan prints the set's plan for people: a summary line, the
@@ -52,6 +114,16 @@ func writeFilesPlan(w io.Writer, fp *action.FilesPlan) error {
 	}
 	if _, err := io.WriteString(w, sb.String()); err != nil {
 		return err
+	}
+	if fp.Prediction != nil {
+		if len(fp.Findings) > 0 {
+			if err := findings.Write(w, "\nThe set as a whole", fp.Findings); err != nil {
+				return err
+			}
+		}
+		if err := writePrediction(w, fp.Prediction); err != nil {
+			return err
+		}
 	}
 	for _, p := range fp.Plans {
 		if _, err := io.WriteString(w, "\n"); err != nil {

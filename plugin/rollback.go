@@ -18,6 +18,7 @@ type RollbackOptions struct {
 	Wait        waitFlag
 	XPNamespace string
 	Plan        PlanFlags
+	Assume      AssumeFlag
 	Source      SourceFlags
 	Cluster     ClusterFlags
 
@@ -49,6 +50,7 @@ func NewCmdRollback(root *Root) *cobra.Command {
 	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane and of the package's pull secrets.")
 	o.Plan.AddFlags(cmd, "stored versions dropped, live objects, dependents' constraints")
 	o.Plan.AddNoPlanFlag(cmd.Flags())
+	o.Assume.AddFlag(cmd)
 	o.Source.AddFlags(f)
 	o.Cluster.AddFlags(f)
 	cmd.ValidArgsFunction = completePackages(root, false, true)
@@ -63,6 +65,9 @@ func (o *RollbackOptions) Complete(root *Root, _ *cobra.Command, args []string) 
 
 // Validate checks the flags.
 func (o *RollbackOptions) Validate() error {
+	if err := o.Assume.Validate(); err != nil {
+		return err
+	}
 	if err := o.Plan.Validate(); err != nil {
 		return err
 	}
@@ -78,6 +83,7 @@ func (o *RollbackOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cfg.AssumeUpgrades = o.Assume.Value
 	cfg.Events.Results = o.Plan.results(o.root)
 	rb := action.NewRollback(cfg)
 	rb.ToRevision, rb.Activate, rb.NoPlan = o.ToRevision, o.Activate, o.Plan.NoPlan

@@ -23,6 +23,7 @@ type UpgradeOptions struct {
 	Wait        waitFlag
 	XPNamespace string
 	Plan        PlanFlags
+	Assume      AssumeFlag
 	Source      SourceFlags
 	Cluster     ClusterFlags
 
@@ -58,6 +59,7 @@ func NewCmdUpgrade(root *Root) *cobra.Command {
 	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane and of the package's pull secrets.")
 	o.Plan.AddFlags(cmd, "stored versions dropped, live objects, dependents' constraints, downgrades")
 	o.Plan.AddNoPlanFlag(cmd.Flags())
+	o.Assume.AddFlag(cmd)
 	f.BoolVar(&o.Plan.Force, "skip-preflight", false, "")
 	_ = f.MarkDeprecated("skip-preflight", "use --force")
 	o.Source.AddFlags(f)
@@ -98,6 +100,9 @@ func (o *UpgradeOptions) Complete(root *Root, _ *cobra.Command, args []string) e
 
 // Validate checks the flags.
 func (o *UpgradeOptions) Validate() error {
+	if err := o.Assume.Validate(); err != nil {
+		return err
+	}
 	if err := o.Plan.Validate(); err != nil {
 		return err
 	}
@@ -119,6 +124,7 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cfg.AssumeUpgrades = o.Assume.Value
 	cfg.Events.Results = o.Plan.results(o.root)
 	if o.All || o.Family != "" {
 		return o.runAll(ctx, cfg)

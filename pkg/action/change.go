@@ -43,8 +43,11 @@ type Change struct {
 	Events Events
 	// Overlay are Lock entries that stand, in the plan, for those of the
 	// same source (and are added where none is): what a set of changes
-	// planned together makes of the Lock (plan -f).
+	// planned together makes of the Lock (plan -f), whose prediction is
+	// the set's: a plan of the set predicts nothing by itself.
 	Overlay []installed.LockPackage
+
+	cfg *Config
 }
 
 // Plan checks moving the installed package to target, changing nothing:
@@ -150,7 +153,11 @@ func (c *Change) Check(ctx context.Context, r *PlanRead) (*Plan, error) {
 	if manual {
 		p.add(diagnose.ManualActivationFinding(p.Package, in.Running(), running))
 	}
-	if f := diagnose.RuntimeRestartFinding(pkg, in.Running(), manual); f != nil {
+	runtime := ""
+	if c.cfg != nil {
+		runtime = c.cfg.crossplane(ctx).PackageRuntime
+	}
+	if f := diagnose.RuntimeRestartFinding(pkg, in.Running(), manual, runtime); f != nil {
 		p.add(*f)
 	}
 	p.add(diagnose.BreakingFindings(res.Report)...)
@@ -166,19 +173,28 @@ func pullSecretFinding(fb *resolve.FellBack, ref string) findings.Finding {
 			ref, fb.Secret, cmp.Or(fb.ImageConfig, "<unknown>"), exit.Message(fb.Err))}
 }
 
-// planLock checks the Lock: dependents' constraints on the target version
-// and the target's own dependencies.
+// planLock checks the Lock: dependents' constraints on the target
+// version, and what the package manager then does (the prediction).
 func (c *Change) planLock(ctx context.Context, p *Plan, in *Installed, meta *xpkg.Meta, target string) error {
 	lock, unresolved, err := c.Cluster.LockState(ctx)
 	if err != nil {
 		return err
 	}
 	p.add(diagnose.LockFindings(lock, unresolved)...)
-	lock = overlaid(lock, c.Overlay)
 	pkgs, err := c.Cluster.List(ctx, "", "")
 	if err != nil {
 		return err
 	}
+	if c.Overlay == nil && c.cfg != nil {
+		before := stateOf(lock, pkgs)
+		pred, err := c.cfg.predict(ctx, pullSecrets(in.Package), before, before.with(lockEntry(in.Package, target, meta)))
+		if err != nil {
+			return err
+		}
+		p.Prediction = pred
+		p.add(pred.Findings(target)...)
+	}
+	lock = overlaid(lock, c.Overlay)
 	// The tag says the version, also when a digest pins it.
 	repo := reference.Repository(target)
 	version := refVersion(target)
@@ -192,20 +208,9 @@ func (c *Change) planLock(ctx context.Context, p *Plan, in *Installed, meta *xpk
 	if pinned {
 		p.add(diagnose.PinnedFindings(Holds(lock, pkgs, repo), p.Package, target)...)
 	}
-	p.add(diagnose.DependencyFindings(meta, lock, pkgs, target, func(d xpkg.Dependency) (bool, error) { return dependencyAvailable(ctx, in, d) })...)
 	return nil
 }
 
 // refVersion is the version a reference names: its tag, also when a digest
 // pins it, else its digest.
 func refVersion(ref string) string { return cmp.Or(reference.Tag(ref), reference.Version(ref)) }
-
-// dependencyAvailable tells whether the registry of a dependency has a
-// version the package manager would install, read with the package's
-// pull secrets.
-func dependencyAvailable(ctx context.Context, in *Installed, d xpkg.Dependency) (bool, error) {
-	if in.Registry == nil {
-		return true, nil
-	}
-	return in.Registry.HasMatch(ctx, pullSecrets(in.Package), d)
-}

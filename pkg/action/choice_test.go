@@ -42,12 +42,14 @@ func TestVerbsChooseAlike(t *testing.T) {
 		d := xpkg.Dependency{Package: m.repo(dep), Version: tc.constraint}
 		answers := map[string]string{}
 
-		answers["plan -f"], _ = resolve.NewClosure(ctx, resolve.Direct(source.Options{}), nil, xpkg.DefaultLimits).Install(d)
+		lock := []installed.LockPackage{{Name: "root-1", Source: m.repo(root), Version: "v1.0.0",
+			Dependencies: []installed.LockDependency{{Package: m.repo(dep), Constraints: tc.constraint, Type: "Provider"}}}}
+		if o := resolve.Simulate(resolve.NewClosure(ctx, resolve.Direct(source.Options{}), nil, xpkg.DefaultLimits), resolve.Settings{}, lock, nil); len(o.Changes) > 0 {
+			answers["plan -f"] = o.Changes[0].To
+		}
 		if plan, err := m.plan(root + ":v1.0.0"); err == nil {
 			answers["mirror"] = versionsOf(plan)[dep]
 		}
-		lock := []installed.LockPackage{{Name: "root-1", Source: m.repo(root), Version: "v1.0.0",
-			Dependencies: []installed.LockDependency{{Package: m.repo(dep), Constraints: tc.constraint}}}}
 		it := famItem("dep", m.repo(dep), "v0.0.0", tc.tags...)
 		(&Outdated{}).decide(it, lock, nil)
 		if it.Moves() {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/imageconfig"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
@@ -39,11 +40,16 @@ type Config struct {
 	// Offline builds objects without asking the cluster (a client dry run
 	// of install).
 	Offline bool
-	Events  Events
+	// AssumeUpgrades is what plans take the package manager's automatic
+	// dependency upgrades to be (--assume-dependency-upgrades: off,
+	// upgrades, downgrades); "" reads them from its Deployment.
+	AssumeUpgrades string
+	Events         Events
 
 	clients  *cluster.Clients
 	cluster  *cluster.Cluster
 	registry *resolve.Registry
+	xp       *diagnose.Crossplane
 }
 
 // Events is where every action reports as it goes, a line at a time:

@@ -42,6 +42,10 @@ type Install struct {
 	// Namespace is the kubeconfig's namespace (for the namespaced
 	// requests of Crossplane v0.x).
 	Namespace string
+
+	// cfg predicts what the package manager does (nil: Plan does not;
+	// plan -f predicts its set as one).
+	cfg *Config
 }
 
 // NewInstall installs on cfg's cluster, reading packages through its
@@ -61,7 +65,7 @@ func NewInstall(ctx context.Context, cfg *Config, pin bool) (*Install, error) {
 		return nil, err
 	}
 	return &Install{Cluster: c, Registry: reg, Limits: cfg.Limits, Offline: cfg.Offline, Pin: pin,
-		Events: cfg.Events, Open: cfg.Open, Namespace: ns}, nil
+		Events: cfg.Events, Open: cfg.Open, Namespace: ns, cfg: cfg}, nil
 }
 
 // Build fills in spec from ref (Resolve) and builds the object that
@@ -250,7 +254,34 @@ func (i *Install) Plan(ctx context.Context, spec installed.InstallSpec) (*Plan, 
 	if f := i.twinName(ctx, spec, repo); f != nil {
 		plan.add(*f)
 	}
-	return plan, nil
+	if i.cfg == nil || err != nil {
+		return plan, nil
+	}
+	return plan, i.predict(ctx, plan, spec, pkgs)
+}
+
+// predict adds to an install's plan what the package manager then does:
+// the dependencies it installs or moves, and whether the Lock resolves.
+func (i *Install) predict(ctx context.Context, plan *Plan, spec installed.InstallSpec, pkgs []*installed.Package) error {
+	mr := i.Registry.ReadMeta(ctx, spec.Package, i.secrets(&spec), resolve.MetaOptions{Limits: i.Limits})
+	if mr.Meta == nil && mr.Err != "" {
+		plan.add(findings.Finding{Rule: findings.RuleLockStall, Severity: findings.Warning, Object: spec.Package,
+			Message: fmt.Sprintf("%s %s: what the package manager does with its dependencies is not known", spec.Package, mr.Err)})
+		return nil
+	}
+	lock, _, err := i.Cluster.LockState(ctx)
+	if err != nil {
+		return err
+	}
+	before := stateOf(lock, pkgs)
+	after := before.with(lockEntry(&installed.Package{Kind: spec.Kind, Name: spec.Name}, spec.Package, mr.Meta))
+	pred, err := i.cfg.predict(ctx, i.secrets(&spec), before, after)
+	if err != nil {
+		return err
+	}
+	plan.Prediction = pred
+	plan.add(pred.Findings(specName(spec))...)
+	return nil
 }
 
 // twinName: a custom name for a repository that installed packages depend

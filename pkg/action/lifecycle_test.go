@@ -504,9 +504,19 @@ func TestReleaseFindings(t *testing.T) {
 		manual bool
 		want   bool
 	}{{"Provider", run, false, true}, {"Function", run, false, true}, {"Configuration", run, false, false}, {"Provider", run, true, false}, {"Provider", nil, false, false}} {
-		f := diagnose.RuntimeRestartFinding(&installed.Package{Kind: tc.kind, Name: "p"}, tc.run, tc.manual)
+		f := diagnose.RuntimeRestartFinding(&installed.Package{Kind: tc.kind, Name: "p"}, tc.run, tc.manual, "Deployment")
 		if (f != nil) != tc.want || f != nil && (f.Rule != findings.RuleRuntimeRestart || !strings.Contains(f.Message, "deletes the Deployment of its running revision fn-0123456789ab")) {
 			t.Errorf("%s, manual %v: %+v", tc.kind, tc.manual, f)
 		}
+	}
+	// The runtime controller skips a paused revision: its Deployment stays.
+	paused := &installed.Revision{Name: "fn-0123456789ab", Object: &unstructured.Unstructured{}}
+	paused.Object.SetAnnotations(map[string]string{"crossplane.io/paused": "true"})
+	if f := diagnose.RuntimeRestartFinding(&installed.Package{Kind: "Provider", Name: "p"}, paused, false, "Deployment"); f == nil || f.Severity != findings.Warning ||
+		!strings.Contains(f.Message, "is paused (crossplane.io/paused): Crossplane's runtime controller skips it, so its Deployment is not deleted") {
+		t.Errorf("paused: %+v", f)
+	}
+	if f := diagnose.RuntimeRestartFinding(&installed.Package{Kind: "Provider", Name: "p"}, run, false, "External"); f != nil {
+		t.Errorf("an External runtime restarts nothing: %+v", f)
 	}
 }

@@ -16,6 +16,7 @@ package action
 import (
 	"fmt"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 )
 
@@ -33,6 +34,12 @@ type Plan struct {
 	// Packages are the packages an uninstall removes, as kind/name, in
 	// the order it removes them.
 	Packages []string `json:"packages,omitempty"`
+	// Prediction is what the package manager does after an install,
+	// upgrade or rollback: the dependencies its resolver installs or
+	// moves, whether the Lock resolves, what is then unhealthy, and what
+	// the plan knows of its configuration (nil for a plan -f member: the
+	// set has one prediction).
+	*diagnose.Prediction
 
 	// in is the package an upgrade or rollback plan moves; unplanned a
 	// change made without a plan (--no-plan), which nothing checked.
@@ -44,6 +51,12 @@ type Plan struct {
 // not null, when it finds none.
 func NewPlan(action, pkg, from, to string) *Plan {
 	return &Plan{Action: action, Package: pkg, From: from, To: to, Findings: []findings.Finding{}}
+}
+
+// Predicts tells whether the plan predicts that the package manager
+// installs or moves a dependency.
+func (p *Plan) Predicts() bool {
+	return p.Prediction != nil && len(p.Resolution.Changes) > 0
 }
 
 // Planned tells a plan that checked the change from one made without a

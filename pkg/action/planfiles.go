@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -68,10 +69,18 @@ type FilesPlan struct {
 	Offline bool     `json:"offline,omitempty"`
 	Base    int      `json:"base,omitempty"`
 	Removed []string `json:"removed,omitempty"`
+	// Prediction is what the package manager does after the whole set is
+	// applied, and Findings what it finds there (a Lock that stalls, a
+	// package left unhealthy).
+	*diagnose.Prediction
+	Findings []findings.Finding `json:"findings"`
 }
 
-// Blocking reports whether any plan has a blocking finding.
-func (fp *FilesPlan) Blocking() bool { return slices.ContainsFunc(fp.Plans, (*Plan).Blocking) }
+// Blocking reports whether any plan, or the set's prediction, has a
+// blocking finding.
+func (fp *FilesPlan) Blocking() bool {
+	return slices.ContainsFunc(fp.Plans, (*Plan).Blocking) || findings.HasBlocking(fp.Findings)
+}
 
 // wanted is one manifest's package against the cluster's.
 type wanted struct {
@@ -117,9 +126,12 @@ func (pf *PlanFiles) Plan(ctx context.Context, ms []Manifest, ignored int) (*Fil
 	if err != nil {
 		return nil, err
 	}
-	fp := &FilesPlan{Manifests: len(ms), Ignored: ignored, Plans: []*Plan{}}
+	fp := &FilesPlan{Manifests: len(ms), Ignored: ignored, Plans: []*Plan{}, Findings: []findings.Finding{}}
 	overlay, err := pf.readTargets(ctx, ws)
 	if err != nil {
+		return nil, err
+	}
+	if err := pf.predict(ctx, fp, pkgs, ws, overlay); err != nil {
 		return nil, err
 	}
 	for _, w := range ws {
@@ -134,6 +146,30 @@ func (pf *PlanFiles) Plan(ctx context.Context, ms []Manifest, ignored int) (*Fil
 		fp.Plans = append(fp.Plans, p)
 	}
 	return fp, pf.absent(ctx, fp, pkgs, ws)
+}
+
+// predict is what the package manager does after the set is applied:
+// its packages at their targets, in the Lock as the set leaves it.
+func (pf *PlanFiles) predict(ctx context.Context, fp *FilesPlan, pkgs []*installed.Package, ws []*wanted, overlay []installed.LockPackage) error {
+	if len(overlay) == 0 {
+		return nil
+	}
+	lock, _, err := pf.cfg.cluster.LockState(ctx)
+	if err != nil {
+		return err
+	}
+	var secrets []string
+	for _, w := range ws {
+		secrets = append(secrets, pullSecrets(w.want)...)
+	}
+	before := stateOf(lock, pkgs)
+	pred, err := pf.cfg.predict(ctx, slices.Compact(slices.Sorted(slices.Values(secrets))), before, before.with(overlay...))
+	if err != nil {
+		return err
+	}
+	fp.Prediction = pred
+	fp.Findings = append(fp.Findings, pred.Findings("the change")...)
+	return nil
 }
 
 // matchManifests pairs each manifest with the cluster's package of its

@@ -31,15 +31,9 @@ type offline struct {
 	set  []*installed.Package
 	lock []installed.LockPackage
 	// Each reference is read once: metas by reference, compared by the
-	// package that moves, found by dependency and constraint.
+	// package that moves.
 	metas    map[string]*xpkg.Meta
 	compared map[*wanted]*compare.PlanInput
-	found    map[string]matchRead
-}
-
-type matchRead struct {
-	ok  bool
-	err error
 }
 
 // planOffline plans ms against pf.Base and the registries only.
@@ -56,7 +50,7 @@ func (pf *PlanFiles) planOffline(ctx context.Context, ms []Manifest, ignored int
 	if err != nil {
 		return nil, err
 	}
-	o := &offline{pf: pf, reg: reg, set: news, metas: map[string]*xpkg.Meta{}, compared: map[*wanted]*compare.PlanInput{}, found: map[string]matchRead{}}
+	o := &offline{pf: pf, reg: reg, set: news, metas: map[string]*xpkg.Meta{}, compared: map[*wanted]*compare.PlanInput{}}
 	ws := make([]*wanted, len(ms))
 	for i, m := range ms {
 		ws[i] = &wanted{m: m, want: news[i]}
@@ -67,7 +61,15 @@ func (pf *PlanFiles) planOffline(ctx context.Context, ms []Manifest, ignored int
 	if err := o.readSet(ctx, ws); err != nil {
 		return nil, err
 	}
-	fp := &FilesPlan{Manifests: len(ms), Ignored: ignored, Plans: []*Plan{}, Offline: true, Base: len(bases)}
+	fp := &FilesPlan{Manifests: len(ms), Ignored: ignored, Plans: []*Plan{}, Offline: true, Base: len(bases), Findings: []findings.Finding{}}
+	// What the package manager does with the set, as on a cluster that
+	// runs only its packages: the Lock they make, and the dependencies
+	// the resolver then installs.
+	after := lockState{lock: o.lock, objects: diagnose.Objects(news)}
+	if fp.Prediction, err = pf.cfg.predict(ctx, nil, lockState{}, after); err != nil {
+		return nil, err
+	}
+	fp.Findings = append(fp.Findings, fp.Prediction.Findings("the change")...)
 	for _, w := range ws {
 		if p := o.plan(ctx, w); p != nil {
 			fp.Plans = append(fp.Plans, p)
@@ -200,13 +202,12 @@ func (o *offline) planChange(ctx context.Context, w *wanted, res *compare.PlanIn
 }
 
 // checkTarget adds what an install and a change share: the target's
-// validity, the set's constraints on it, its dependencies against the set
-// and the registries, and its Crossplane constraint, which only the
-// cluster can check.
+// validity, the set's constraints on it, and its Crossplane constraint,
+// which only the cluster can check (its dependencies are the set's
+// prediction).
 func (o *offline) checkTarget(ctx context.Context, p *Plan, meta *xpkg.Meta, target string) {
 	p.add(invalidPackageFindings(meta, target)...)
 	p.add(o.dependentFindings(p.Package, target)...)
-	p.add(diagnose.DependencyFindings(meta, o.lock, o.set, target, func(d xpkg.Dependency) (bool, error) { return o.hasMatch(ctx, d) })...)
 	if meta != nil && meta.Crossplane != "" {
 		p.add(findings.Finding{Rule: findings.RuleOffline, Severity: findings.Info, Object: p.Package,
 			Message: fmt.Sprintf("%s needs Crossplane %s, which is not checked offline: plan -f without --offline checks it against the running Crossplane", target, meta.Crossplane)})
@@ -229,18 +230,6 @@ func (o *offline) dependentFindings(pkg, target string) []findings.Finding {
 		out = append(out, diagnose.PinnedFindings(Holds(o.lock, o.set, repo), pkg, target)...)
 	}
 	return out
-}
-
-// hasMatch asks a dependency's registry once per dependency and
-// constraint.
-func (o *offline) hasMatch(ctx context.Context, d xpkg.Dependency) (bool, error) {
-	key := d.Package + " " + d.Version
-	if m, ok := o.found[key]; ok {
-		return m.ok, m.err
-	}
-	ok, err := o.reg.HasMatch(ctx, nil, d)
-	o.found[key] = matchRead{ok, err}
-	return ok, err
 }
 
 // invalidPackageFindings: a meta object Crossplane refuses.

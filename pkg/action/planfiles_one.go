@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
@@ -89,8 +88,8 @@ func (pf *PlanFiles) editFinding(ctx context.Context, w *wanted, edits []string)
 }
 
 // planInstall plans a new package: what it would do to the Lock (a twin,
-// a name the resolver would twin), the target's validity, its Crossplane
-// constraint and its dependencies against the Lock as the set leaves it.
+// a name the resolver would twin), the target's validity and its
+// Crossplane constraint; its dependencies are the set's prediction.
 func (pf *PlanFiles) planInstall(ctx context.Context, w *wanted, overlay []installed.LockPackage) (*Plan, error) {
 	c := pf.cfg.cluster
 	reg, err := pf.cfg.Registry(ctx)
@@ -111,49 +110,7 @@ func (pf *PlanFiles) planInstall(ctx context.Context, w *wanted, overlay []insta
 			p.add(*f)
 		}
 	}
-	lock, _, err := c.LockState(ctx)
-	if err != nil {
-		return nil, err
-	}
-	pkgs, err := c.List(ctx, "", "")
-	if err != nil {
-		return nil, err
-	}
-	secrets := pullSecrets(w.want)
-	set := overlaid(lock, overlay)
-	p.add(diagnose.DependencyFindings(w.meta, set, pkgs, w.target, func(d xpkg.Dependency) (bool, error) {
-		return reg.HasMatch(ctx, secrets, d)
-	})...)
-	p.add(closureFindings(resolve.NewClosure(ctx, reg, secrets, pf.cfg.Limits).Below(w.target, w.meta, set))...)
 	return p, nil
-}
-
-// closureFindings: the dependencies below a new package's direct ones
-// that the package manager cannot resolve (the Lock stalls for every
-// package) or resolves to a version another constraint excludes (the
-// package that needs it stays unhealthy).
-func closureFindings(ps []resolve.Problem) []findings.Finding {
-	out := make([]findings.Finding, 0, len(ps))
-	for _, p := range ps {
-		f := findings.Finding{Rule: findings.RuleDependencyConstraint, Severity: findings.Blocking, Object: p.Repo}
-		via := strings.Join(p.Chain, " → ")
-		var invalid *resolve.InvalidError
-		switch {
-		case p.Kind == resolve.Missing:
-			f.Message = fmt.Sprintf("%s needs %s %s, and its repository does not exist (%s): the package manager cannot resolve it, and the Lock stalls for every package in the cluster until it can", via, p.Repo, p.Constraint, exit.Message(p.Err))
-		case p.Kind == resolve.Unlisted:
-			f.Severity = findings.Warning
-			f.Message = fmt.Sprintf("%s needs %s %s, whose versions could not be listed (%s): if none matches, the Lock stalls for every package", via, p.Repo, p.Constraint, exit.Message(p.Err))
-		case p.Kind == resolve.Excluded:
-			f.Message = fmt.Sprintf("%s needs %s %s, but %s is what runs or is installed for another dependent: no version satisfies every constraint, and the package that needs it stays unhealthy", via, p.Repo, p.Constraint, p.Chosen)
-		case errors.As(p.Err, &invalid):
-			f.Message = fmt.Sprintf("%s needs %s %q, which is no version constraint the package manager can read (%v): it cannot resolve it, and the Lock stalls for every package in the cluster until the constraint is changed", via, p.Repo, p.Constraint, invalid.Err)
-		default:
-			f.Message = fmt.Sprintf("%s needs %s %s, and no version of it in its registry matches: the package manager cannot resolve it, and the Lock stalls for every package in the cluster until it can; publish a matching version or change the constraint", via, p.Repo, p.Constraint)
-		}
-		out = append(out, f)
-	}
-	return out
 }
 
 // absent lists the packages installed explicitly that no manifest names,

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/flags"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
@@ -80,11 +82,11 @@ func TestPlanFilesRequestsDoNotGrowWithManifests(t *testing.T) {
 	}
 }
 
-// TestClosure: below a new package's direct dependencies, each one
-// nothing runs is resolved as the resolver would (the newest version its
-// constraint admits) and its own dependencies after it: one with no
-// matching version, and one whose constraint excludes what runs, block;
-// a closure that resolves finds nothing.
+// TestClosure: a new package's dependencies, read from a registry, are
+// installed as the resolver installs them (the newest version each
+// constraint admits), then their own: one with no matching version
+// stalls the Lock (blocking, naming the newest version there is); a
+// closure that resolves finds nothing and names each version.
 func TestClosure(t *testing.T) {
 	reg := fixture.NewRegistry(t)
 	push := func(repo, tag, deps string) {
@@ -102,17 +104,25 @@ func TestClosure(t *testing.T) {
 	push("org/d", "v1.5.0", "")
 	push("org/a", "v1.0.0", dep("org/b", ">=v2.0.0")+dep("org/d", "<v1.0.0"))
 	push("org/a", "v0.9.0", dep("org/b", ">=v1.0.0"))
-	lock := []installed.LockPackage{{Name: "d-1", Source: reg.Host + "/org/d", Version: "v1.5.0"}}
-	root := &xpkg.Meta{DependsOn: []xpkg.Dependency{{Kind: "provider", Package: reg.Host + "/org/a", Version: ">=v1.0.0"}}}
+	lock := []installed.LockPackage{{Name: "d-1", Type: "Provider", Source: reg.Host + "/org/d", Version: "v1.5.0"}}
+	cfgOf := func(constraint string) installed.LockPackage {
+		return installed.LockPackage{Name: "cfg", Type: "Configuration", Source: reg.Host + "/org/cfg", Version: "v1",
+			Dependencies: []installed.LockDependency{{Package: reg.Host + "/org/a", Constraints: constraint, Type: "Provider"}}}
+	}
 	cl := resolve.NewClosure(context.Background(), resolve.Direct(source.Options{}), nil, xpkg.DefaultLimits)
-	fs := closureFindings(cl.Below("cfg:v1", root, lock))
-	if len(fs) != 2 || fs[0].Severity != findings.Blocking || !strings.Contains(fs[0].Message, "cfg:v1 → "+reg.Host+"/org/a:v1.0.0 needs "+reg.Host+"/org/b >=v2.0.0, and no version of it in its registry matches") ||
-		fs[1].Severity != findings.Blocking || !strings.Contains(fs[1].Message, "needs "+reg.Host+"/org/d <v1.0.0, but v1.5.0 is what runs") {
+	cp := diagnose.Crossplane{Config: flags.Defaults(), Read: diagnose.ConfigRead}
+	p := diagnose.Predict(cl, cp, append(slices.Clone(lock), cfgOf(">=v1.0.0")), lock, nil, nil)
+	fs := p.Findings("cfg:v1")
+	if got := p.Resolution.Changes; len(got) != 1 || got[0].To != "v1.0.0" || got[0].Package != "provider/org-a" {
+		t.Errorf("changes %+v", got)
+	}
+	if len(fs) != 1 || fs[0].Rule != findings.RuleLockStall || fs[0].Severity != findings.Blocking || !strings.Contains(fs[0].Message, "stops at "+reg.Host+"/org/b (cannot resolve package dependencies: no valid version for "+reg.Host+"/org/b with constraints >=v2.0.0)") ||
+		!strings.Contains(fs[0].Message, "its newest version is v1.0.0") || !p.Resolution.IsUnhealthy("provider/org-a") {
 		t.Errorf("findings %+v", fs)
 	}
-	ok := &xpkg.Meta{DependsOn: []xpkg.Dependency{{Kind: "provider", Package: reg.Host + "/org/a", Version: "<v1.0.0"}}}
-	if fs := closureFindings(cl.Below("cfg:v2", ok, lock)); len(fs) != 0 {
-		t.Errorf("a closure that resolves finds %+v", fs)
+	p = diagnose.Predict(cl, cp, append(slices.Clone(lock), cfgOf("<v1.0.0")), lock, nil, nil)
+	if fs := p.Findings("cfg:v2"); len(fs) != 0 || !p.Resolution.Resolves || len(p.Resolution.Changes) != 2 || p.Resolution.Changes[1].To != "v1.0.0" {
+		t.Errorf("a closure that resolves: %+v, findings %+v", p.Resolution, fs)
 	}
 }
 

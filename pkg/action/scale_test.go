@@ -129,7 +129,8 @@ func TestUpgradePlanRequestsDoNotGrowWithCRDs(t *testing.T) {
 	in := installedPkg(t, c, "provider-many")
 	in.Registry = resolve.Direct(source.Options{})
 	dyn.ClearActions()
-	ch := &Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"}
+	cfg := &Config{cluster: c, registry: in.Registry, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"}
+	ch := cfg.change(false)
 	p, err := ch.Plan(context.Background(), ActionUpgrade, in, host+"/"+manyRepo+":v2.0.0")
 	if err != nil {
 		t.Fatal(err)
@@ -187,10 +188,9 @@ func TestPlanWithoutFindingsPrintsAnEmptyList(t *testing.T) {
 
 // TestUpgradePlanBlocksWhatCrossplaneWouldRefuse: the target's meta has
 // an annotation YAML reads as a boolean (Crossplane refuses the package),
-// and depends on a package with no matching version in its registry (the
-// Lock's resolution would stall for every package), or on one whose
-// repository does not exist: each blocks. A dependency that has one is
-// only noted.
+// and depends first on a package with no matching version in its
+// registry: the resolver stops there, and the Lock's resolution stalls
+// for every package. Each blocks.
 func TestUpgradePlanBlocksWhatCrossplaneWouldRefuse(t *testing.T) {
 	reg := fixture.NewRegistry(t)
 	push := func(ref, stream string) { reg.PushStream(t, ref, stream) }
@@ -202,7 +202,8 @@ func TestUpgradePlanBlocksWhatCrossplaneWouldRefuse(t *testing.T) {
 	c, _ := manyCluster(t, reg.Host)
 	in := installedPkg(t, c, "provider-many")
 	in.Registry = resolve.Direct(source.Options{})
-	ch := &Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"}
+	cfg := &Config{cluster: c, registry: in.Registry, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"}
+	ch := cfg.change(false)
 	p, err := ch.Plan(context.Background(), ActionUpgrade, in, reg.Host+"/"+manyRepo+":v2.0.0")
 	if err != nil {
 		t.Fatal(err)
@@ -210,9 +211,9 @@ func TestUpgradePlanBlocksWhatCrossplaneWouldRefuse(t *testing.T) {
 	if f := planFindings(p, findings.RuleInvalidPackage); len(f) != 1 || f[0].Severity != findings.Blocking || !strings.Contains(f[0].Message, "metadata.annotations[supported] is a boolean (true), not a string") {
 		t.Errorf("invalid-package: %+v", f)
 	}
-	deps := planFindings(p, findings.RuleDependencyConstraint)
-	if len(deps) != 3 || deps[0].Severity != findings.Blocking || !strings.Contains(deps[0].Message, "no version of it in its registry matches") || deps[1].Severity != findings.Info ||
-		deps[2].Severity != findings.Blocking || !strings.Contains(deps[2].Message, "its repository does not exist") {
-		t.Errorf("dependency-constraint: %+v", deps)
+	stall := planFindings(p, findings.RuleLockStall)
+	if len(stall) != 1 || stall[0].Severity != findings.Blocking || !strings.Contains(stall[0].Message, "no valid version for "+reg.Host+"/org/provider-dep with constraints >=v2.0.0") ||
+		!strings.Contains(stall[0].Message, "its newest version is v1.0.0") || p.Resolution == nil || p.Resolution.Resolves {
+		t.Errorf("lock-stall: %+v", stall)
 	}
 }

@@ -134,7 +134,7 @@ func (c *Config) installed(ctx context.Context, p *installed.Package) (*Installe
 
 // change is the Change of upgrade and rollback on c's cluster.
 func (c *Config) change(activate bool) *Change {
-	return &Change{Cluster: c.cluster, Limits: c.Limits, XPNamespace: c.XPNamespace, Activate: activate, Events: c.Events}
+	return &Change{Cluster: c.cluster, Limits: c.Limits, XPNamespace: c.XPNamespace, Activate: activate, Events: c.Events, cfg: c}
 }
 
 // plan plans moving in to target; without a plan (noPlan) it says so and

@@ -199,39 +199,63 @@ var deploymentResource = schema.GroupVersionResource{Group: "apps", Version: "v1
 // chart sets both), as releases.Running reads them: "v2.4.2" also where
 // the chart labels it "2.4.2". "" with the reason when it cannot: the
 // Deployment could not be read (not found, forbidden: the error says
-// which) or names no version. While the cluster is shared (Share) a
-// version read is kept.
+// which) or names no version.
 func (c *Cluster) CrossplaneVersion(ctx context.Context, namespace string) (string, error) {
+	d, err := c.Crossplane(ctx, namespace)
+	if err != nil {
+		return "", err
+	}
+	return d.Version, d.VersionErr
+}
+
+// CrossplaneDeployment is what the Deployment crossplane says of the
+// Crossplane it runs.
+type CrossplaneDeployment struct {
+	// Version is the release (CrossplaneVersion); "" with VersionErr when
+	// the Deployment names none.
+	Version    string
+	VersionErr error
+	// Args and Env are its crossplane container's arguments and
+	// environment values (a value from a ConfigMap or Secret is left out).
+	Args []string
+	Env  map[string]string
+}
+
+// Crossplane reads the Deployment crossplane in namespace; the error
+// says why it could not (not found, forbidden). While the cluster is
+// shared (Share) what was read is kept.
+func (c *Cluster) Crossplane(ctx context.Context, namespace string) (*CrossplaneDeployment, error) {
 	if c.shared == nil {
-		return c.crossplaneVersion(ctx, namespace)
+		return c.crossplaneDeployment(ctx, namespace)
 	}
 	w := c.shared
 	w.mu.Lock()
 	r, ok := c.crossplane[namespace]
 	w.mu.Unlock()
 	if ok {
-		return r.version, r.err
+		return r.d, r.err
 	}
-	v, err := c.crossplaneVersion(ctx, namespace)
+	d, err := c.crossplaneDeployment(ctx, namespace)
 	if ctx.Err() == nil {
 		w.mu.Lock()
-		c.crossplane[namespace] = versionRead{v, err}
+		c.crossplane[namespace] = deploymentRead{d, err}
 		w.mu.Unlock()
 	}
-	return v, err
+	return d, err
 }
 
-// versionRead is what reading Crossplane's version found.
-type versionRead struct {
-	version string
-	err     error
+// deploymentRead is what reading Crossplane's Deployment found.
+type deploymentRead struct {
+	d   *CrossplaneDeployment
+	err error
 }
 
-func (c *Cluster) crossplaneVersion(ctx context.Context, namespace string) (string, error) {
+func (c *Cluster) crossplaneDeployment(ctx context.Context, namespace string) (*CrossplaneDeployment, error) {
 	u, err := c.dyn.Resource(deploymentResource).Namespace(namespace).Get(ctx, "crossplane", metav1.GetOptions{})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
+	d := &CrossplaneDeployment{Env: map[string]string{}}
 	var images []string
 	for _, field := range []string{"containers", "initContainers"} {
 		containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", field)
@@ -240,10 +264,39 @@ func (c *Cluster) crossplaneVersion(ctx context.Context, namespace string) (stri
 			if image, _ := m["image"].(string); image != "" {
 				images = append(images, image)
 			}
+			if name, _ := m["name"].(string); field == "containers" && (name == "crossplane" || len(containers) == 1) {
+				d.Args, d.Env = containerArgs(m)
+			}
 		}
 	}
 	if v, ok := releases.Running(u.GetLabels(), images); ok {
-		return v, nil
+		d.Version = v
+	} else {
+		d.VersionErr = fmt.Errorf("deployment %s/crossplane names no version: no image tag and no %s label", namespace, releases.VersionLabel)
 	}
-	return "", fmt.Errorf("deployment %s/crossplane names no version: no image tag and no %s label", namespace, releases.VersionLabel)
+	return d, nil
+}
+
+// containerArgs are a container's command-line arguments (command, then
+// args) and its literal environment values.
+func containerArgs(m map[string]any) ([]string, map[string]string) {
+	var args []string
+	for _, k := range []string{"command", "args"} {
+		list, _ := m[k].([]any)
+		for _, a := range list {
+			if s, ok := a.(string); ok {
+				args = append(args, s)
+			}
+		}
+	}
+	env := map[string]string{}
+	list, _ := m["env"].([]any)
+	for _, e := range list {
+		em, _ := e.(map[string]any)
+		name, _ := em["name"].(string)
+		if value, ok := em["value"].(string); ok && name != "" {
+			env[name] = value
+		}
+	}
+	return args, env
 }

@@ -25,7 +25,7 @@ type Cluster struct {
 	// shared answers List, LockState, Revisions and waits from one watch
 	// while set (Share); crossplane memoizes CrossplaneVersion meanwhile.
 	shared     *watcher
-	crossplane map[string]versionRead
+	crossplane map[string]deploymentRead
 }
 
 // Connect discovers the package API the cluster serves (or the one

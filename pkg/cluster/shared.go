@@ -34,7 +34,7 @@ func (c *Cluster) Share(ctx context.Context) (stop func(), err error) {
 		return nil, err
 	}
 	w.shared = true
-	c.shared, c.crossplane = w, map[string]versionRead{}
+	c.shared, c.crossplane = w, map[string]deploymentRead{}
 	return func() {
 		c.shared, c.crossplane = nil, nil
 		stopWatch()

@@ -17,9 +17,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
 // StoredVersionFindings: each stored version the target would strand
@@ -149,13 +147,26 @@ func ManualActivationFinding(pkg string, run *installed.Revision, crossplane str
 // restarts its runtime: each revision runs in a Deployment of its own,
 // which Crossplane deletes when it deactivates the revision. Under Manual
 // activation without --activate nothing starts (manualActivationFinding).
-func RuntimeRestartFinding(p *installed.Package, run *installed.Revision, manual bool) *findings.Finding {
-	if manual || run == nil || (p.Kind != "Provider" && p.Kind != "Function") {
+// Crossplane's runtime controller skips a revision that is paused
+// (crossplane.io/paused: "true") or being deleted, and runs none at all
+// with --package-runtime=External (runtime is the running Crossplane's
+// setting): then nothing is deleted, and the finding says so.
+func RuntimeRestartFinding(p *installed.Package, run *installed.Revision, manual bool, runtime string) *findings.Finding {
+	if manual || run == nil || (p.Kind != "Provider" && p.Kind != "Function") || runtime == "External" {
 		return nil
 	}
 	kn := p.KindName()
-	return &findings.Finding{Rule: findings.RuleRuntimeRestart, Severity: findings.Info, Object: kn,
+	f := &findings.Finding{Rule: findings.RuleRuntimeRestart, Severity: findings.Info, Object: kn,
 		Message: fmt.Sprintf("%s's runtime restarts: Crossplane deletes the Deployment of its running revision %s and starts the new revision's; until its pods are ready, nothing reconciles what %s manages", kn, run.Name, kn)}
+	if o := run.Object; o != nil && (o.GetAnnotations()["crossplane.io/paused"] == "true" || o.GetDeletionTimestamp() != nil) {
+		why := "is paused (crossplane.io/paused)"
+		if o.GetDeletionTimestamp() != nil {
+			why = "is being deleted"
+		}
+		f.Severity = findings.Warning
+		f.Message = fmt.Sprintf("%s's running revision %s %s: Crossplane's runtime controller skips it, so its Deployment is not deleted and keeps running beside the new revision's, both reconciling what %s manages, until the revision is unpaused or gone", kn, run.Name, why, kn)
+	}
+	return f
 }
 
 // FromV24 reports whether a Crossplane version is v2.4 or later, and
@@ -231,62 +242,6 @@ func PackageName(pkgs []*installed.Package, repo string) string {
 		}
 	}
 	return repo
-}
-
-// DependencyFindings: the target's dependencies against what runs. A
-// dependency that is not installed is looked up with available: with no
-// version in its registry that matches, the package manager cannot
-// resolve it and the Lock stalls, for every package in the cluster.
-func DependencyFindings(meta *xpkg.Meta, lock []installed.LockPackage, pkgs []*installed.Package, target string, available func(xpkg.Dependency) (bool, error)) []findings.Finding {
-	if meta == nil {
-		return nil
-	}
-	installed := map[string]string{}
-	for _, lp := range lock {
-		installed[reference.Repository(lp.Source)] = lp.Version
-	}
-	var out []findings.Finding
-	for _, d := range meta.DependsOn {
-		repo := reference.Repository(d.Package)
-		have, ok := installed[repo]
-		switch {
-		case !ok:
-			out = append(out, missingDependency(d, target, available))
-			continue
-		case d.Version == "":
-			continue
-		}
-		if ok, err := versions.Satisfies(d.Version, have); err == nil && ok {
-			continue
-		}
-		who := PackageName(pkgs, repo)
-		out = append(out, findings.Finding{Rule: findings.RuleDependencyConstraint, Severity: findings.Warning, Object: who,
-			Message: fmt.Sprintf("%s needs %s %s, but %s runs %s: Crossplane changes an installed dependency's version only with its alpha automatic dependency upgrades enabled, so the package stays unhealthy until %s is upgraded (kubectl xpkg upgrade %s)", target, d.Package, d.Version, who, have, who, who)})
-	}
-	return out
-}
-
-// missingDependency: a dependency the package manager will install, if
-// its registry has a version that matches.
-func missingDependency(d xpkg.Dependency, target string, available func(xpkg.Dependency) (bool, error)) findings.Finding {
-	f := findings.Finding{Rule: findings.RuleDependencyConstraint, Severity: findings.Info, Object: d.Package,
-		Message: fmt.Sprintf("%s needs %s %s, which is not installed: the package manager will install the newest version that matches", target, d.Package, d.Version)}
-	if available == nil {
-		return f
-	}
-	ok, err := available(d)
-	switch {
-	case source.NotFound(err):
-		f.Severity = findings.Blocking
-		f.Message = fmt.Sprintf("%s needs %s %s, which is not installed, and its repository does not exist (%s): the package manager cannot resolve it, and the Lock stalls for every package in the cluster until it can; publish it or fix the dependency", target, d.Package, d.Version, exit.Message(err))
-	case err != nil:
-		f.Severity = findings.Warning
-		f.Message = fmt.Sprintf("%s needs %s %s, which is not installed, and its versions could not be listed (%s): if none matches, the package manager cannot resolve it and the Lock stalls for every package", target, d.Package, d.Version, exit.Message(err))
-	case !ok:
-		f.Severity = findings.Blocking
-		f.Message = fmt.Sprintf("%s needs %s %s, which is not installed, and no version of it in its registry matches: the package manager cannot resolve it, and the Lock stalls for every package in the cluster until it can; publish a matching version or change the constraint", target, d.Package, d.Version)
-	}
-	return f
 }
 
 // DowngradeFinding: a target older than what runs. It stops an upgrade

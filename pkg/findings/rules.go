@@ -33,6 +33,8 @@ const (
 	RuleInvalidPackage       = "invalid-package"
 	RuleExplicitDependency   = "explicit-dependency"
 	RulePullSecret           = "pull-secret"
+	RuleLockStall            = "lock-stall"
+	RuleCrossplaneConfig     = "crossplane-config"
 
 	// Doctor's rules: what it finds in the package manager's state.
 	RuleDuplicateLockNode    = "duplicate-lock-node"
@@ -90,6 +92,7 @@ type RuleDoc struct {
 
 var (
 	changeVerbs = []string{verbUpgrade, verbRollback}
+	planVerbs   = []string{verbInstall, verbUpgrade, verbRollback, verbPlanFiles}
 	allVerbs    = []string{verbUpgrade, verbRollback, verbUninstall}
 	doctorVerb  = []string{verbDoctor}
 )
@@ -101,7 +104,9 @@ var Rules = []RuleDoc{
 	{RuleLiveObjects, allVerbs, "blocking: objects exist of a kind the change removes (uninstall: of every kind the package defines); warning: of a version the target drops"},
 	{RuleCrossplaneVersion, changeVerbs, "blocking: the target's Crossplane constraint excludes the running Crossplane (its Deployment crossplane in --crossplane-namespace); warning when that cannot be checked"},
 	{RuleDependentConstraint, changeVerbs, "blocking: an installed package's dependsOn (in the Lock) excludes the target version"},
-	{RuleDependencyConstraint, changeVerbs, "warning: an installed dependency runs a version the target's dependsOn excludes; for one not installed, blocking when no version in its registry matches"},
+	{RuleDependencyConstraint, planVerbs, "warning: after the change and all that Crossplane's resolver then does, a package is unhealthy, its dependency at a version it excludes (the plan names the version that heals it); blocking when no version satisfies every package that depends on it"},
+	{RuleLockStall, planVerbs, "blocking: after the change Crossplane's resolver stops at a dependency (no version satisfies its constraints, with the running Crossplane's flags; a repository that does not exist; two nodes of one source): the Lock turns Resolved=False and no package in the cluster resolves; warning when it stalls there already, or the plan could not follow the resolver"},
+	{RuleCrossplaneConfig, planVerbs, "warning: Crossplane's configuration (its automatic dependency upgrade flags) could not be read and the outcome depends on it; info: the plan assumes it (--assume-dependency-upgrades)"},
 	{RuleInvalidPackage, changeVerbs, "blocking: the target's meta object has a label or annotation that is no string, which Crossplane refuses"},
 	{RuleDowngrade, changeVerbs, "blocking for upgrade (use rollback), info for rollback: the target is older than what runs"},
 	{RuleManualActivation, changeVerbs, "info: the package activates revisions by hand and the change has no --activate"},

@@ -301,3 +301,7 @@ func (c *Closure) digest(ref string) (string, error) {
 	c.digests[ref] = dr
 	return dr.digest, dr.err
 }
+
+// Dependencies are the kind and dependencies of the package ref names:
+// as the Lock records them, or from its meta object.
+func (c *Closure) Dependencies(ref string) (Known, error) { return c.dependencies(ref) }

@@ -1,0 +1,248 @@
+package diagnose
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/flags"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
+)
+
+// How a plan knows the package manager's configuration.
+const (
+	// ConfigRead: from the Deployment crossplane's arguments.
+	ConfigRead = "deployment"
+	// ConfigAssumed: as the user stated it (--assume-dependency-upgrades).
+	ConfigAssumed = "assumed"
+	// ConfigUnknown: neither; the plan assumes Crossplane's defaults and
+	// says what the flags would change.
+	ConfigUnknown = "unknown"
+)
+
+// Crossplane is what a plan knows of the running Crossplane: its release
+// and the flags that change what its package manager does, and how it
+// knows them.
+type Crossplane struct {
+	Version string `json:"version,omitempty"`
+	flags.Config
+	Read string `json:"read"`
+	// Why says why the configuration could not be read (Read unknown).
+	Why string `json:"why,omitempty"`
+}
+
+// Settings are the resolver's settings the configuration makes.
+func (c Crossplane) Settings() resolve.Settings {
+	return resolve.Settings{Upgrades: c.Upgrades(), Downgrades: c.DependencyDowngrades}
+}
+
+// Objects are the package objects as the resolver finds them: the
+// version of status.resolvedPackage where an ImageConfig rewrote it.
+func Objects(pkgs []*installed.Package) []resolve.Object {
+	out := make([]resolve.Object, 0, len(pkgs))
+	for _, p := range pkgs {
+		v := p.Version
+		if p.ResolvedPackage != "" {
+			v = reference.Version(p.ResolvedPackage)
+		}
+		out = append(out, resolve.Object{Kind: p.Kind, Name: p.Name, Repo: reference.Repository(p.Source), Version: v})
+	}
+	return out
+}
+
+// Prediction is what the package manager does after a change: the
+// resolver's steps until the Lock resolves or stalls, and the packages
+// that are then unhealthy, under the configuration the plan knows.
+type Prediction struct {
+	Crossplane Crossplane       `json:"crossplane"`
+	Resolution *resolve.Outcome `json:"resolution"`
+	// Otherwise is the outcome under the other setting of the
+	// dependency-upgrade flags, when the configuration is unknown and
+	// that outcome differs; Flag names the setting.
+	Otherwise     *resolve.Outcome `json:"otherwise,omitempty"`
+	OtherwiseFlag string           `json:"otherwiseFlag,omitempty"`
+
+	before *resolve.Outcome
+}
+
+// Predict simulates the resolver over lock, the Lock as the change leaves
+// it, and objects, the package objects as the change leaves them; before
+// is the same of the cluster as it is, so that what the change causes is
+// told from what was so already.
+func Predict(src resolve.Source, cp Crossplane, lock, beforeLock []installed.LockPackage, objects, beforeObjects []resolve.Object) *Prediction {
+	p := &Prediction{Crossplane: cp}
+	p.Resolution = resolve.Simulate(src, cp.Settings(), lock, objects)
+	p.before = resolve.Simulate(src, cp.Settings(), beforeLock, beforeObjects)
+	if cp.Read == ConfigUnknown {
+		other := resolve.Settings{Upgrades: true, Downgrades: true}
+		if o := resolve.Simulate(src, other, lock, objects); !sameOutcome(o, p.Resolution) {
+			p.Otherwise, p.OtherwiseFlag = o, "--enable-dependency-version-downgrades"
+		}
+	}
+	return p
+}
+
+func sameOutcome(a, b *resolve.Outcome) bool {
+	return changeList(a) == changeList(b) && a.Resolves == b.Resolves && unhealthyList(a) == unhealthyList(b)
+}
+
+func changeList(o *resolve.Outcome) string {
+	var s []string
+	for _, c := range o.Changes {
+		s = append(s, ChangeLine(c))
+	}
+	return strings.Join(s, "; ")
+}
+
+func unhealthyList(o *resolve.Outcome) string {
+	var s []string
+	for _, u := range o.Unhealthy {
+		s = append(s, u.Package)
+	}
+	return strings.Join(s, ", ")
+}
+
+// ChangeLine says one change of the resolver in a phrase: "installs
+// configuration/x (REPO) at v0.2.5 (the newest of the tags that satisfy
+// >=v0.1.0)".
+func ChangeLine(c resolve.Change) string {
+	at := "at " + c.To
+	if c.From != "" {
+		at = fmt.Sprintf("from %s to %s", c.From, c.To)
+	}
+	return fmt.Sprintf("%ss %s (%s) %s (%s)", c.Action, c.Package, c.Repository, at, c.Reason)
+}
+
+// Findings are what the prediction finds to stop or warn of: a Lock that
+// stalls (blocking, unless it stalls so already), packages the change
+// leaves unhealthy (a warning, naming the version that would heal them;
+// blocking when none can), what the plan could not follow, and, when the
+// configuration is unknown, what the flags would change.
+func (p *Prediction) Findings(target string) []findings.Finding {
+	var out []findings.Finding
+	o := p.Resolution
+	if o.Stall != nil {
+		out = append(out, p.stallFinding(target, o.Stall))
+	}
+	for _, u := range o.Unhealthy {
+		// A stall is the story: what waits on it is in the resolution.
+		if p.before.IsUnhealthy(u.Package) || o.Stall != nil {
+			continue
+		}
+		if f := p.unhealthyFinding(target, u); f != nil {
+			out = append(out, *f)
+		}
+	}
+	if o.Unknown != "" {
+		out = append(out, findings.Finding{Rule: findings.RuleLockStall, Severity: findings.Warning, Object: target,
+			Message: fmt.Sprintf("the plan could not follow Crossplane's resolver to the end: %s; what it says of the dependencies stops there", o.Unknown)})
+	}
+	if f := p.configFinding(); f != nil {
+		out = append(out, *f)
+	}
+	return out
+}
+
+func (p *Prediction) stallFinding(target string, s *resolve.Stall) findings.Finding {
+	f := findings.Finding{Rule: findings.RuleLockStall, Severity: findings.Blocking, Object: s.Repository}
+	if b := p.before.Stall; b != nil && b.Repository == s.Repository && b.Message == s.Message {
+		f.Severity = findings.Warning
+	}
+	msg := fmt.Sprintf("after %s Crossplane's resolver stops at %s (%s)", target, s.Repository, s.Message)
+	if len(s.Constraints) > 0 {
+		msg += ", constrained by " + describe(s.Constraints)
+	}
+	msg += ": the Lock turns Resolved=False and no package in the cluster gets a dependency installed or moved until that is fixed"
+	switch {
+	case f.Severity == findings.Warning:
+		msg += "; the Lock stalls there already (kubectl xpkg doctor)"
+	case len(s.Roots) > 1:
+		msg += fmt.Sprintf("; move %s together, in one change (plan -f with both manifests), to versions whose dependencies agree", strings.Join(s.Roots, " and "))
+	case len(owners(s.Constraints)) > 1:
+		msg += fmt.Sprintf("; move %s together, in one change, to versions that agree", strings.Join(owners(s.Constraints), " and "))
+	case s.Newest != "":
+		msg += fmt.Sprintf("; its newest version is %s: publish one that satisfies the constraint, or change it", s.Newest)
+	}
+	f.Message = msg
+	return f
+}
+
+// unhealthyFinding: a package the resolver leaves unhealthy.
+func (p *Prediction) unhealthyFinding(target string, u resolve.Unhealthy) *findings.Finding {
+	f := &findings.Finding{Rule: findings.RuleDependencyConstraint, Severity: findings.Warning, Object: u.Package}
+	f.Message = fmt.Sprintf("after %s %s is unhealthy (%s)", target, u.Package, u.Message)
+	if !p.Crossplane.Upgrades() {
+		f.Message += "; Crossplane moves an installed dependency only with --enable-dependency-version-upgrades, which it runs without"
+	}
+	switch {
+	case u.Dependency == "":
+	case u.Heal != "":
+		f.Message += fmt.Sprintf("; %s heals it at %s, which every dependent accepts (kubectl xpkg upgrade %s %s)", u.Dependency, u.Heal, u.Dependency, u.Heal)
+	default:
+		f.Severity = findings.Blocking
+		f.Message += fmt.Sprintf("; no version of %s satisfies every package that depends on it, so %s can never become healthy", u.Dependency, u.Package)
+	}
+	return f
+}
+
+// configFinding says what the plan knows of the flags: that it assumed
+// them, and what they would change when they are unknown.
+func (p *Prediction) configFinding() *findings.Finding {
+	cp := p.Crossplane
+	switch {
+	case cp.Read == ConfigUnknown && p.Otherwise != nil:
+		msg := fmt.Sprintf("Crossplane's configuration could not be read (%s): this plan assumes automatic dependency upgrades are off, Crossplane's default; with %s ", cp.Why, p.OtherwiseFlag)
+		o := p.Otherwise
+		switch {
+		case o.Stall != nil:
+			msg += fmt.Sprintf("the resolver would stop at %s (%s)", o.Stall.Repository, o.Stall.Message)
+		case len(o.Changes) > 0:
+			msg += "the package manager would instead: " + changeList(o)
+		default:
+			msg += "the outcome would differ"
+		}
+		if len(o.Unhealthy) > 0 {
+			msg += "; unhealthy: " + unhealthyList(o)
+		}
+		msg += "; pass --assume-dependency-upgrades=off|upgrades|downgrades to plan for one"
+		return &findings.Finding{Rule: findings.RuleCrossplaneConfig, Severity: findings.Warning, Message: msg}
+	case cp.Read == ConfigAssumed:
+		return &findings.Finding{Rule: findings.RuleCrossplaneConfig, Severity: findings.Info,
+			Message: fmt.Sprintf("this plan assumes Crossplane runs %s, as --assume-dependency-upgrades says, and did not read its configuration", cp.FlagsSaid())}
+	}
+	return nil
+}
+
+// FlagsSaid names the dependency-upgrade flags of the configuration, in
+// a phrase.
+func (c Crossplane) FlagsSaid() string {
+	switch {
+	case c.DependencyDowngrades:
+		return "with --enable-dependency-version-downgrades (automatic dependency upgrades and downgrades)"
+	case c.DependencyUpgrades:
+		return "with --enable-dependency-version-upgrades (automatic dependency upgrades)"
+	}
+	return "without automatic dependency upgrades"
+}
+
+func describe(holds []versions.Hold) string {
+	var s []string
+	for _, h := range holds {
+		s = append(s, fmt.Sprintf("%s (%s)", h.Constraint, h.By))
+	}
+	return strings.Join(s, ", ")
+}
+
+func owners(holds []versions.Hold) []string {
+	var out []string
+	for _, h := range holds {
+		if !slices.Contains(out, h.By) {
+			out = append(out, h.By)
+		}
+	}
+	return out
+}
