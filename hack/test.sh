@@ -11,6 +11,10 @@
 # pkg/testing/crossplane) run once per Crossplane release in
 # CROSSPLANE_VERSIONS (each built by hack/build-crossplane.sh), each binary
 # against an environment serving that release's CRDs, beside the others.
+# A package that must also run under other arguments of `crossplane core
+# start` is listed in extra_runs below, as PACKAGE:ARGS: it runs once more per
+# release with XPKG_CROSSPLANE_ARGS=ARGS, beside the rest, with a log of its
+# own.
 #
 # Fuzz targets run their seed corpus and saved inputs here, as plain tests;
 # `make fuzz` (hack/fuzz.sh) runs the fuzzing engines.
@@ -39,6 +43,12 @@ unset XPKG_TESTENV
 export XPKG_K8S_BIN XPKG_REGISTRY_BIN XPKG_BINARY="$binary"
 
 harness=github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/crossplane
+# The packages that run once more per release, under these arguments of
+# `crossplane core start` (PACKAGE:ARGS): the plans' predictions are checked
+# with and without Crossplane's automatic dependency upgrades too.
+extra_runs=(
+  "./cmd/kubectl-xpkg/e2e/predict:--enable-dependency-version-upgrades --enable-dependency-version-downgrades"
+)
 list='{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}'
 mapfile -t with_crossplane < <(go list -f "$list" ./... |
   awk -v h="$harness" '{ for (i = 1; i <= NF; i++) if ($i == h) { print $1; next } }')
@@ -55,20 +65,31 @@ run() {
   # shellcheck disable=SC2086 # GOTESTFLAGS is a list of flags
   go test -count=1 -v -timeout="$timeout" ${GOTESTFLAGS:-} "$@"
 }
-# The end-to-end runs, one per release, go on beside the other packages:
-# they share nothing, and they spend most of their time waiting for the
-# package manager, not on the CPU. Each writes a log of its own, shown
-# when it ends.
-e2e_pids=() e2e_logs=()
+# The end-to-end runs, one per release and one more per release and extra
+# run, go on beside the other packages: they share nothing, and they spend
+# most of their time waiting for the package manager, not on the CPU. Each
+# writes a log of its own, shown when it ends.
+e2e_pids=() e2e_logs=() e2e_names=()
+# background NAME LOG GO_TEST_ARGS...: one end-to-end run, in the background.
+background() {
+  local name=$1 l=$2
+  shift 2
+  echo "=== end-to-end tests against $name (in the background, logged to $l)"
+  run "$@" >"$l" 2>&1 &
+  e2e_pids+=($!) e2e_logs+=("$l") e2e_names+=("$name")
+}
 # Whatever ends this script ends the runs it started too.
 trap 'kill "${e2e_pids[@]}" 2>/dev/null || true' EXIT
 if [ ${#with_crossplane[@]} -gt 0 ]; then
   for v in "${releases[@]}"; do
-    l=_output/test-e2e-$v.log
-    echo "=== end-to-end tests against Crossplane $v (in the background, logged to $l)"
-    XPKG_CROSSPLANE_VERSION=$v XPKG_CROSSPLANE_BIN=${crossplane_bin[$v]} run "${with_crossplane[@]}" >"$l" 2>&1 &
-    e2e_pids+=($!) e2e_logs+=("$l")
+    export XPKG_CROSSPLANE_VERSION=$v XPKG_CROSSPLANE_BIN=${crossplane_bin[$v]}
+    XPKG_CROSSPLANE_ARGS='' background "Crossplane $v" "_output/test-e2e-$v.log" "${with_crossplane[@]}"
+    for i in "${!extra_runs[@]}"; do
+      pkg=${extra_runs[$i]%%:*} args=${extra_runs[$i]#*:}
+      XPKG_CROSSPLANE_ARGS=$args background "Crossplane $v $args ($pkg)" "_output/test-e2e-$v-extra$i.log" "$pkg"
+    done
   done
+  unset XPKG_CROSSPLANE_VERSION XPKG_CROSSPLANE_BIN
 fi
 # E2E_ONLY=1 (make e2e) runs only the packages that drive the real Crossplane.
 if [ "${E2E_ONLY:-}" != 1 ]; then
@@ -76,7 +97,7 @@ if [ "${E2E_ONLY:-}" != 1 ]; then
 fi
 for i in "${!e2e_pids[@]}"; do
   wait "${e2e_pids[$i]}" || status=$?
-  echo "=== end-to-end tests against Crossplane ${releases[$i]}" | tee -a "$log"
+  echo "=== end-to-end tests against ${e2e_names[$i]}" | tee -a "$log"
   tee -a "$log" <"${e2e_logs[$i]}"
 done
 trap - EXIT

@@ -4,13 +4,14 @@
 // dependencies resolved from the registry, the Lock, health conditions.
 //
 // Start runs `crossplane core init` and `crossplane core start` (the binary
-// hack/build-crossplane.sh builds), plus what a cluster would otherwise
-// provide and the environment lacks: kube-controller-manager with only its
-// garbage collector (so deleting a package cascades to its revisions), a
-// stand-in for the kubelet that marks Crossplane's Deployments Available (so
-// providers and functions become Healthy), and credentials for the
-// environment's registry through an ImageConfig. Every server dies with the
-// test binary.
+// hack/build-crossplane.sh builds, with the extra arguments a test run asks
+// for, such as the alpha dependency upgrade flags), plus what a cluster
+// would otherwise provide and the environment lacks: kube-controller-manager
+// with only its garbage collector (so deleting a package cascades to its
+// revisions), a stand-in for the kubelet that marks Crossplane's Deployments
+// Available (so providers and functions become Healthy), and credentials for
+// the environment's registry through an ImageConfig. Every server dies with
+// the test binary.
 //
 // A cluster with a running package manager belongs to it: Crossplane
 // reconciles every package in it, adds finalizers and overwrites status.
@@ -48,6 +49,10 @@ type Options struct {
 	// Dir holds logs, certificates and caches; default a temporary
 	// directory that Stop removes.
 	Dir string
+	// Args are more arguments of `crossplane core start`, as a cluster
+	// admin gives them (Helm's --set args={...}), e.g.
+	// --enable-dependency-version-upgrades.
+	Args []string
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -56,6 +61,9 @@ type Options struct {
 type Crossplane struct {
 	Env     *testenv.Env
 	Version string
+	// Args are the extra arguments `crossplane core start` runs with
+	// (Options.Args); RecordRelease records them.
+	Args []string
 	// Dir holds the servers' logs: crossplane-init.log, crossplane.log,
 	// kube-controller-manager.log.
 	Dir string
@@ -79,7 +87,7 @@ func Start(ctx context.Context, env *testenv.Env, o Options) (*Crossplane, error
 	if err != nil {
 		return nil, err
 	}
-	c := &Crossplane{Env: env, Version: o.Version, Dir: o.Dir, ownDir: o.Dir == ""}
+	c := &Crossplane{Env: env, Version: o.Version, Args: o.Args, Dir: o.Dir, ownDir: o.Dir == ""}
 	if err := c.start(ctx, o); err != nil {
 		return nil, errors.Join(err, c.Stop())
 	}

@@ -14,11 +14,12 @@ import (
 // RecordRelease makes the record a cluster keeps of the Crossplane it
 // runs: the Deployment crossplane in Namespace, for the package manager
 // this package runs as a process, as Crossplane's Helm chart writes it
-// (ReleaseDeployment). It runs no pod (no replicas); remove deletes it
-// again.
+// (ReleaseDeployment), with the arguments it runs with (c.Args), so that a
+// reader of the Deployment learns its flags too. It runs no pod (no
+// replicas); remove deletes it again.
 func (c *Crossplane) RecordRelease(ctx context.Context) (remove func(), err error) {
 	deps := c.kube.AppsV1().Deployments(Namespace)
-	if _, err := deps.Create(ctx, ReleaseDeployment(c.Version), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := deps.Create(ctx, ReleaseDeployment(c.Version, c.Args...), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("record Crossplane %s as its Deployment: %w", c.Version, err)
 	}
 	return func() { _ = deps.Delete(context.Background(), "crossplane", metav1.DeleteOptions{}) }, nil
@@ -26,13 +27,14 @@ func (c *Crossplane) RecordRelease(ctx context.Context) (remove func(), err erro
 
 // ReleaseDeployment is the Deployment crossplane that Crossplane's Helm
 // chart renders for release version ("v2.4.2") installed as the Helm
-// release "crossplane" with default values, without replicas: the
-// labels of templates/_helpers.tpl (crossplane.labels) and
-// templates/deployment.yaml, where the release packaging sets the chart's
-// version and appVersion to the release without its v, so that
-// app.kubernetes.io/version is "2.4.2", and the image tag is "v" +
-// appVersion.
-func ReleaseDeployment(version string) *appsv1.Deployment {
+// release "crossplane" with default values but for args (--set
+// args={...}, which templates/deployment.yaml puts after `core start`),
+// without replicas: the labels of templates/_helpers.tpl
+// (crossplane.labels) and templates/deployment.yaml, where the release
+// packaging sets the chart's version and appVersion to the release without
+// its v, so that app.kubernetes.io/version is "2.4.2", and the image tag is
+// "v" + appVersion.
+func ReleaseDeployment(version string, args ...string) *appsv1.Deployment {
 	appVersion := strings.TrimPrefix(version, "v")
 	selector := map[string]string{"app": "crossplane", "release": "crossplane"}
 	labels := map[string]string{
@@ -57,7 +59,7 @@ func ReleaseDeployment(version string) *appsv1.Deployment {
 				Spec: corev1.PodSpec{
 					ServiceAccountName: "crossplane",
 					InitContainers:     []corev1.Container{{Name: "crossplane-init", Image: image, Args: []string{"core", "init"}}},
-					Containers:         []corev1.Container{{Name: "crossplane", Image: image, Args: []string{"core", "start"}}},
+					Containers:         []corev1.Container{{Name: "crossplane", Image: image, Args: append([]string{"core", "start"}, args...)}},
 				},
 			},
 		},

@@ -1,6 +1,7 @@
 package crossplane
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/releases"
@@ -33,5 +34,18 @@ func TestReleaseDeploymentIsTheCharts(t *testing.T) {
 	}
 	if v, ok := releases.Running(d.Labels, nil); v != "v2.4.2" || !ok {
 		t.Errorf("the label read back as %q, %v", v, ok)
+	}
+}
+
+// TestReleaseDeploymentArgs: the arguments a cluster admin sets (Helm's
+// --set args={...}) follow `core start` in the crossplane container, in
+// their order; without any the container runs `core start` alone.
+func TestReleaseDeploymentArgs(t *testing.T) {
+	for _, args := range [][]string{nil, {"--enable-dependency-version-upgrades", "--enable-dependency-version-downgrades"}} {
+		c := ReleaseDeployment("v2.4.2", args...).Spec.Template.Spec.Containers[0]
+		want := append([]string{"core", "start"}, args...)
+		if c.Name != "crossplane" || !slices.Equal(c.Args, want) {
+			t.Errorf("args %q: container %s runs %q, want %q", args, c.Name, c.Args, want)
+		}
 	}
 }

@@ -31,11 +31,11 @@ func (c *Crossplane) startServers(ctx context.Context, o Options) error {
 	return nil
 }
 
-// startCore runs `crossplane core start`. Crossplane binds its metrics and
-// health ports on every interface (it formats them as ":port" and has no
-// flag for the address; ReservePort checks that a port binds there too);
-// both get reserved ports, and the webhook server, which would also bind,
-// stays off.
+// startCore runs `crossplane core start` with o.Args. Crossplane binds its
+// metrics and health ports on every interface (it formats them as ":port"
+// and has no flag for the address; ReservePort checks that a port binds
+// there too); both get reserved ports, and the webhook server, which would
+// also bind, stays off.
 func (c *Crossplane) startCore(ctx context.Context, o Options) error {
 	for _, d := range []string{"home", "tls-server", "cache/xpkg", "cache/xfn"} {
 		if err := os.MkdirAll(filepath.Join(c.Dir, d), 0o700); err != nil {
@@ -58,7 +58,7 @@ func (c *Crossplane) startCore(ctx context.Context, o Options) error {
 		p, err := testenv.StartProcess(testenv.Command{
 			Name: "crossplane", Dir: c.Dir, Bin: filepath.Join(o.BinDir, "crossplane"),
 			// Without --debug Crossplane drops even its reconcile errors.
-			Args: []string{"core", "start", "--debug"}, Env: env,
+			Args: append([]string{"core", "start", "--debug"}, o.Args...), Env: env,
 		})
 		if err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,16 @@ var shared struct {
 // certificates and caches in, after the tests too; by default they go to a
 // temporary directory removed at the end.
 const DirEnvVar = "XPKG_CROSSPLANE_DIR"
+
+// ArgsEnvVar holds more arguments of `crossplane core start` for Get's
+// package manager, separated by spaces, e.g.
+// "--enable-dependency-version-upgrades --enable-dependency-version-downgrades"
+// (hack/test.sh sets it for the runs of the packages that ask for them);
+// RecordRelease records them.
+const ArgsEnvVar = "XPKG_CROSSPLANE_ARGS"
+
+// Args are the arguments $XPKG_CROSSPLANE_ARGS gives `crossplane core start`.
+func Args() []string { return strings.Fields(os.Getenv(ArgsEnvVar)) }
 
 // startTimeout bounds init, the servers' start-up and the registry setup.
 const startTimeout = 3 * testenv.StartBound
@@ -57,11 +68,11 @@ func start(t testing.TB, env *testenv.Env) {
 	}
 	begin := time.Now()
 	// A directory the caller names outlives the run, for reading the logs.
-	shared.xp, shared.err = Start(ctx, env, Options{Log: log, Dir: os.Getenv(DirEnvVar)})
+	shared.xp, shared.err = Start(ctx, env, Options{Log: log, Dir: os.Getenv(DirEnvVar), Args: Args()})
 	if shared.err != nil {
 		return
 	}
-	t.Logf("crossplane %s running against %s, started in %.1fs", shared.xp.Version, env.APIServer, time.Since(begin).Seconds())
+	t.Logf("crossplane %s %v running against %s, started in %.1fs", shared.xp.Version, shared.xp.Args, env.APIServer, time.Since(begin).Seconds())
 	xp := shared.xp
 	testenv.AtExit(t, func() {
 		if err := xp.Stop(); err != nil {
