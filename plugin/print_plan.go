@@ -60,6 +60,14 @@ func writePrediction(w io.Writer, pred *diagnose.Prediction) error {
 	sb.WriteString(head + ":\n")
 	for _, c := range o.Changes {
 		fmt.Fprintf(&sb, "    %s; needed by %s\n", diagnose.ChangeLine(c), holdsSaid(c.Constraints))
+		if d := c.Definitions; d != nil {
+			switch {
+			case d.Err != "":
+				fmt.Fprintf(&sb, "      its definitions could not be read: %s\n", d.Err)
+			case len(d.Brings)+len(d.Drops) > 0:
+				fmt.Fprintf(&sb, "      brings %s; drops %s\n", namesSaid(d.Brings), namesSaid(d.Drops))
+			}
+		}
 	}
 	switch {
 	case o.Stall != nil:
@@ -75,6 +83,17 @@ func writePrediction(w io.Writer, pred *diagnose.Prediction) error {
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// namesSaid lists a few names, and how many more there are.
+func namesSaid(names []string) string {
+	switch {
+	case len(names) == 0:
+		return "none"
+	case len(names) > 3:
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
+	}
+	return strings.Join(names, ", ")
 }
 
 // holdsSaid lists constraints and their owners: ">=v0.1.0 (configuration/a)".

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/compare"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/flags"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
@@ -117,5 +120,59 @@ func (c *Config) predict(ctx context.Context, secrets []string, before, after lo
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return p, nil
+	return p, c.definitions(ctx, reg, secrets, p)
+}
+
+// definitions reads what each change of the resolver brings and drops of
+// the cluster's API, and counts the objects of what it drops: a kind a
+// dependency's move removes deletes them (blocking), a version it drops
+// breaks its clients.
+func (c *Config) definitions(ctx context.Context, reg *resolve.Registry, secrets []string, p *diagnose.Prediction) error {
+	for i := range p.Resolution.Changes {
+		ch := &p.Resolution.Changes[i]
+		to, err := c.readDefinitions(ctx, reg, secrets, resolve.Ref(ch.Repository, ch.To))
+		var from diff.Definitions
+		if err == nil && ch.From != "" {
+			from, err = c.readDefinitions(ctx, reg, secrets, resolve.Ref(ch.Repository, ch.From))
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			ch.Definitions = &resolve.Definitions{Err: exit.Message(err)}
+			continue
+		}
+		d := &resolve.Definitions{}
+		for _, name := range to.Names() {
+			if _, ok := from[name]; !ok {
+				d.Brings = append(d.Brings, name)
+			}
+		}
+		losses := diagnose.RemovedKinds(from, to)
+		d.Drops = slices.Sorted(maps.Keys(losses))
+		ch.Definitions = d
+		if len(losses) == 0 || c.Offline || c.cluster == nil {
+			continue
+		}
+		crds, err := c.cluster.CRDs(ctx, d.Drops)
+		if err != nil {
+			return err
+		}
+		live, err := diagnose.LiveObjectFindings(ctx, c.cluster, crds, losses, fmt.Sprintf("%s at %s (the resolver's %s)", ch.Package, ch.To, ch.Action))
+		if err != nil {
+			return err
+		}
+		p.Note(live...)
+	}
+	return nil
+}
+
+// readDefinitions reads a package's definitions where the package manager
+// reads it.
+func (c *Config) readDefinitions(ctx context.Context, reg *resolve.Registry, secrets []string, ref string) (diff.Definitions, error) {
+	read, so, err := reg.LocateQuietly(ctx, ref, secrets)
+	if err != nil {
+		return nil, err
+	}
+	return compare.Definitions(ctx, read, so, c.Limits)
 }

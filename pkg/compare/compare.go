@@ -111,3 +111,15 @@ func index(ctx context.Context, arg string, o source.Options, limits xpkg.Limits
 	}
 	return x, p.Info, nil
 }
+
+// Definitions reads one package as a stream and returns what its
+// definitions make (the CRDs, MRDs, XRDs and claims), in memory that does
+// not grow with the package.
+func Definitions(ctx context.Context, arg string, o source.Options, limits xpkg.Limits) (diff.Definitions, error) {
+	x, _, err := index(ctx, arg, o, limits)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Close()
+	return x.Definitions(), nil
+}

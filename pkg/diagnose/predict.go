@@ -67,7 +67,12 @@ type Prediction struct {
 	OtherwiseFlag string           `json:"otherwiseFlag,omitempty"`
 
 	before *resolve.Outcome
+	noted  []findings.Finding
 }
+
+// Note adds findings that what the resolver does sets off (objects of a
+// kind a dependency's move drops): Findings returns them too.
+func (p *Prediction) Note(fs ...findings.Finding) { p.noted = append(p.noted, fs...) }
 
 // Predict simulates the resolver over lock, the Lock as the change leaves
 // it, and objects, the package objects as the change leaves them; before
@@ -137,6 +142,7 @@ func (p *Prediction) Findings(target string) []findings.Finding {
 			out = append(out, *f)
 		}
 	}
+	out = append(out, p.noted...)
 	if o.Unknown != "" {
 		out = append(out, findings.Finding{Rule: findings.RuleLockStall, Severity: findings.Warning, Object: target,
 			Message: fmt.Sprintf("the plan could not follow Crossplane's resolver to the end: %s; what it says of the dependencies stops there", o.Unknown)})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 )
 
@@ -69,6 +70,17 @@ type Change struct {
 	// Reason says why that version: the resolver's rule, in a phrase.
 	Reason      string          `json:"reason"`
 	Constraints []versions.Hold `json:"constraints"`
+	// Definitions are what the change brings and drops of the cluster's
+	// API, when the plan read the packages.
+	Definitions *Definitions `json:"definitions,omitempty"`
+}
+
+// Definitions are the CRDs (of CRDs, MRDs, XRDs and claims) a change
+// brings, and those it drops; Err says why they could not be read.
+type Definitions struct {
+	Brings []string `json:"brings,omitempty"`
+	Drops  []string `json:"drops,omitempty"`
+	Err    string   `json:"error,omitempty"`
 }
 
 // Stall is the dependency the resolver stops at.
@@ -236,8 +248,8 @@ func (sim *simulation) graph() (*graph, *Stall) {
 	g := &graph{nodes: map[string]*node{}}
 	for i := range entries {
 		e := &entries[i]
-		if _, ok := g.nodes[e.repo]; ok {
-			return nil, &Stall{Repository: e.repo, Message: fmt.Sprintf("cannot initialize dependency graph: node %s already exists", e.repo)}
+		if other, ok := g.nodes[e.repo]; ok {
+			return nil, &Stall{Repository: e.repo, Message: fmt.Sprintf("cannot initialize dependency graph: node %s already exists (the Lock has an entry of it for %s and one for %s; kubectl xpkg doctor tells which is stale, and --fix removes it)", e.repo, other.e.pkg, e.pkg)}
 		}
 		g.nodes[e.repo] = &node{e: e}
 	}
@@ -378,7 +390,11 @@ func dedupe(holds []versions.Hold) []versions.Hold {
 // install creates the package of a dependency nothing runs, at the
 // version its (first parent's) constraint gives.
 func (sim *simulation) install(repo, kind, constraint string, holds []versions.Hold, out *Outcome) bool {
-	version, reason, stall := sim.installVersion(repo, constraint)
+	version, reason, stall, unread := sim.installVersion(repo, constraint)
+	if unread != nil {
+		out.Unknown = unread.Error()
+		return false
+	}
 	if stall != nil {
 		stall.Constraints = holds
 		out.Stall = stall
@@ -424,24 +440,40 @@ func (sim *simulation) objectNamed(kind, name string) *Object {
 
 // installVersion is findDependencyVersionToInstall: the digest a
 // constraint pins, else the newest complete version it admits.
-func (sim *simulation) installVersion(repo, constraint string) (version, reason string, stall *Stall) {
+// A repository that does not exist stalls the resolver; one whose tags
+// the plan cannot list (unread) leaves the outcome unknown: the package
+// manager may reach what the plan cannot.
+func (sim *simulation) installVersion(repo, constraint string) (version, reason string, stall *Stall, unread error) {
 	if IsDigest(constraint) {
-		return constraint, "the digest its dependents pin", nil
+		return constraint, "the digest its dependents pin", nil, nil
 	}
 	if !IsRange(constraint) {
 		_, err := semver.NewConstraint(constraint)
-		return "", "", &Stall{Repository: repo, Message: fmt.Sprintf("cannot resolve package dependencies: invalid dependency version constraint %q: %v", constraint, err)}
+		return "", "", &Stall{Repository: repo, Message: fmt.Sprintf("cannot resolve package dependencies: invalid dependency version constraint %q: %v", constraint, err)}, nil
 	}
-	tags, err := sim.src.Tags(repo)
-	if err != nil {
-		return "", "", &Stall{Repository: repo, Message: fmt.Sprintf("cannot resolve package dependencies: cannot fetch package tags of %s: %v", repo, err)}
+	tags, stall, unread := sim.tags(repo)
+	if stall != nil || unread != nil {
+		return "", "", stall, unread
 	}
 	v, err := Choose(tags, []string{constraint})
 	if err != nil {
 		return "", "", &Stall{Repository: repo, Newest: newest(tags),
-			Message: fmt.Sprintf("cannot resolve package dependencies: no valid version for %s with constraints %s", repo, constraint)}
+			Message: fmt.Sprintf("cannot resolve package dependencies: no valid version for %s with constraints %s", repo, constraint)}, nil
 	}
-	return v, fmt.Sprintf("the newest of its tags that satisfy %s", constraint), nil
+	return v, fmt.Sprintf("the newest of its tags that satisfy %s", constraint), nil, nil
+}
+
+// tags are repo's tags; a stall when the repository does not exist, an
+// error when they could not be listed.
+func (sim *simulation) tags(repo string) ([]versions.Tag, *Stall, error) {
+	tags, err := sim.src.Tags(repo)
+	switch {
+	case source.NotFound(err):
+		return nil, &Stall{Repository: repo, Message: fmt.Sprintf("cannot fetch package tags of %s: it does not exist (%v)", repo, err)}, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("the versions of %s could not be listed: %v", repo, err)
+	}
+	return tags, nil, nil
 }
 
 // newest is the newest complete version among tags, or "".
@@ -457,7 +489,11 @@ func newest(tags []versions.Tag) string {
 // move is the upgrade (or downgrade) of a dependency's package to the
 // version findDependencyVersionToUpdate gives its parents' constraints.
 func (sim *simulation) move(obj *Object, holds []versions.Hold, out *Outcome) bool {
-	version, reason, stall := sim.updateVersion(obj, holds)
+	version, reason, stall, unread := sim.updateVersion(obj, holds)
+	if unread != nil {
+		out.Unknown = unread.Error()
+		return false
+	}
 	if stall != nil {
 		stall.Constraints = holds
 		out.Stall = stall
@@ -489,29 +525,29 @@ func (sim *simulation) move(obj *Object, holds []versions.Hold, out *Outcome) bo
 }
 
 // updateVersion is findDependencyVersionToUpdate.
-func (sim *simulation) updateVersion(obj *Object, holds []versions.Hold) (version, reason string, stall *Stall) {
+func (sim *simulation) updateVersion(obj *Object, holds []versions.Hold) (version, reason string, stall *Stall, unread error) {
 	cs := make([]string, len(holds))
 	for i, h := range holds {
 		cs[i] = h.Constraint
 	}
 	digest, err := pinned(cs)
 	if err != nil {
-		return "", "", &Stall{Repository: obj.Repo, Message: "cannot find a valid version to upgrade: " + err.Error()}
+		return "", "", &Stall{Repository: obj.Repo, Message: "cannot find a valid version to upgrade: " + err.Error()}, nil
 	}
 	if digest != "" {
-		return digest, "the digest every dependent pins", nil
+		return digest, "the digest every dependent pins", nil, nil
 	}
 	current, err := semver.NewVersion(obj.Version)
 	if err != nil {
-		return "", "", &Stall{Repository: obj.Repo, Message: fmt.Sprintf("the package manager cannot move %s from %s, which is no semantic version (it fails on it)", installed.KindName(obj.Kind, obj.Name), obj.Version)}
+		return "", "", &Stall{Repository: obj.Repo, Message: fmt.Sprintf("the package manager cannot move %s from %s, which is no semantic version (it fails on it)", installed.KindName(obj.Kind, obj.Name), obj.Version)}, nil
 	}
 	parsed, err := parse(cs)
 	if err != nil {
-		return "", "", &Stall{Repository: obj.Repo, Message: "cannot find a valid version to upgrade: " + err.Error()}
+		return "", "", &Stall{Repository: obj.Repo, Message: "cannot find a valid version to upgrade: " + err.Error()}, nil
 	}
-	tags, err := sim.src.Tags(obj.Repo)
-	if err != nil {
-		return "", "", &Stall{Repository: obj.Repo, Message: fmt.Sprintf("cannot find a valid version to upgrade: cannot fetch package tags of %s: %v", obj.Repo, err)}
+	tags, stall, unread := sim.tags(obj.Repo)
+	if stall != nil || unread != nil {
+		return "", "", stall, unread
 	}
 	vs := make([]*semver.Version, 0, len(tags))
 	for _, t := range tags {
@@ -527,17 +563,17 @@ func (sim *simulation) updateVersion(obj *Object, holds []versions.Hold) (versio
 			continue
 		}
 		if !v.LessThan(current) {
-			return v.Original(), fmt.Sprintf("the lowest version at or above %s that every dependent accepts", obj.Version), nil
+			return v.Original(), fmt.Sprintf("the lowest version at or above %s that every dependent accepts", obj.Version), nil, nil
 		}
 		if sim.s.Downgrades {
 			below = v
 		}
 	}
 	if below != nil {
-		return below.Original(), fmt.Sprintf("the highest version below %s that every dependent accepts (no version at or above it does)", obj.Version), nil
+		return below.Original(), fmt.Sprintf("the highest version below %s that every dependent accepts (no version at or above it does)", obj.Version), nil, nil
 	}
 	return "", "", &Stall{Repository: obj.Repo, Newest: newest(tags),
-		Message: fmt.Sprintf("cannot find a valid version to upgrade: dependency %s does not have a valid version to upgrade that satisfies all constraints: %s", obj.Repo, strings.Join(cs, ", "))}
+		Message: fmt.Sprintf("cannot find a valid version to upgrade: dependency %s does not have a valid version to upgrade that satisfies all constraints: %s", obj.Repo, strings.Join(cs, ", "))}, nil
 }
 
 func lockDeps(k Known) []installed.LockDependency {
@@ -634,8 +670,8 @@ func (sim *simulation) heal(e *entry) string {
 		}
 	}
 	both := &simulation{src: sim.src, s: Settings{Upgrades: true, Downgrades: true}}
-	v, _, stall := both.updateVersion(&Object{Kind: e.kind, Repo: e.repo, Version: e.version}, holds)
-	if stall != nil {
+	v, _, stall, unread := both.updateVersion(&Object{Kind: e.kind, Repo: e.repo, Version: e.version}, holds)
+	if stall != nil || unread != nil {
 		return ""
 	}
 	return v

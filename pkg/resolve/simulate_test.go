@@ -181,6 +181,17 @@ func TestSimulateCustomName(t *testing.T) {
 	}
 }
 
+// TestSimulateUnlisted: a repository whose versions cannot be listed
+// leaves the outcome unknown (the package manager may reach it), where
+// the plan stops; it is no stall.
+func TestSimulateUnlisted(t *testing.T) {
+	lock, objs := lockOf([]string{"a r.io/a v1.0.0", "r.io/elsewhere >=v1.0.0"})
+	o := Simulate(fakeSource{}, Settings{}, lock, objs)
+	if o.Resolves || o.Stall != nil || !strings.Contains(o.Unknown, "the versions of r.io/elsewhere could not be listed") {
+		t.Fatalf("got %+v", o)
+	}
+}
+
 // TestSimulateDuplicateNode: two entries of one source stop the resolver
 // before it does anything.
 func TestSimulateDuplicateNode(t *testing.T) {

@@ -27,6 +27,8 @@ import (
 	"strings"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -164,10 +166,46 @@ func StartRelease(dyn dynamic.Interface, release Release) (*Manager, error) {
 	return m, nil
 }
 
-// Stop ends the watches.
+// Stop ends the watches, then does what the package manager's revision
+// finalizers would have done for a package deleted while it watched and
+// not yet collected: its entries leave the Lock, so that the next test
+// against the cluster does not find them there.
 func (m *Manager) Stop() {
 	m.cancel()
 	<-m.done
+	m.forgetDeleted(context.Background())
+}
+
+// forgetDeleted removes from the Lock the entries of managed packages
+// that no longer exist (an entry is named after its package: name-hash).
+func (m *Manager) forgetDeleted(ctx context.Context) {
+	m.mu.Lock()
+	names := make([]string, 0, len(m.behaviour))
+	for n := range m.behaviour {
+		names = append(names, n)
+	}
+	m.mu.Unlock()
+	gone := func(e map[string]any) bool {
+		entry, _ := e["name"].(string)
+		kind, _ := e["type"].(string)
+		for _, n := range names {
+			if !strings.HasPrefix(entry, n+"-") || kind == "" {
+				continue
+			}
+			_, err := m.dyn.Resource(resource(kind)).Get(ctx, n, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}
+		return false
+	}
+	_ = m.editLock(ctx, func(pkgs []any) []any {
+		var out []any
+		for _, p := range pkgs {
+			if e, _ := p.(map[string]any); !gone(e) {
+				out = append(out, p)
+			}
+		}
+		return out
+	})
 }
 
 // Manage makes the manager answer the package called name, as b says;

@@ -64,6 +64,13 @@ func (s *suite) run(t *testing.T, st step) {
 	r := s.x.Run("plan", "-f", dir, "-o", "json")
 	t.Logf("%s: $ kubectl xpkg plan -f DIR -o json (exit %d)\n%s%s", st.name, r.ExitCode, r.Stdout, r.Stderr)
 	predicted, planned := s.checkPlan(t, st, r, before)
+	// The same plan, as people read it, ends alike.
+	text := s.x.Run("plan", "-f", dir)
+	t.Logf("%s: $ kubectl xpkg plan -f DIR (exit %d)\n%s%s", st.name, text.ExitCode, text.Stdout, text.Stderr)
+	if text.ExitCode != r.ExitCode {
+		t.Errorf("%s: plan -f exits %d as text and %d as JSON", st.name, text.ExitCode, r.ExitCode)
+	}
+	s.checkUpgradePlan(t, st, before)
 
 	apply := s.x.Kubectl("apply", "--server-side", "--force-conflicts", "-f", dir)
 	if apply.ExitCode != 0 {
@@ -81,6 +88,35 @@ func (s *suite) run(t *testing.T, st step) {
 	}
 	if err != nil {
 		t.Fatalf("%s: Crossplane did not settle as expected %s: %v\n%s", st.name, s.mode, err, s.xp.Logs(20))
+	}
+}
+
+// checkUpgradePlan: a step that moves one installed package is planned
+// by upgrade --dry-run as by plan -f: the same prediction, held to the
+// same step (an older version is refused, for rollback, but predicted
+// all the same).
+func (s *suite) checkUpgradePlan(t *testing.T, st step, before state) {
+	t.Helper()
+	if len(st.manifests) != 1 {
+		return
+	}
+	m := st.manifests[0]
+	have, ok := before.Packages[m.key()]
+	if !ok || have.Version == version(m.ref) {
+		return
+	}
+	r := s.x.Run("upgrade", m.key(), version(m.ref), "--dry-run", "-o", "json")
+	t.Logf("%s: $ kubectl xpkg upgrade %s %s --dry-run -o json (exit %d)\n%s%s", st.name, m.key(), version(m.ref), r.ExitCode, r.Stdout, r.Stderr)
+	p, err := decodePlan(r)
+	if err != nil {
+		t.Errorf("%s: upgrade --dry-run: %v", st.name, err)
+		return
+	}
+	if err := p.checkResolution(st); err != nil {
+		t.Errorf("%s: upgrade --dry-run: %v", st.name, err)
+	}
+	if err := p.checkCrossplane(s.xp.Version, s.mode); err != nil {
+		t.Errorf("%s: upgrade --dry-run: %v", st.name, err)
 	}
 }
 
