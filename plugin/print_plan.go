@@ -40,24 +40,31 @@ func writePrediction(w io.Writer, pred *diagnose.Prediction) error {
 	}
 	var sb strings.Builder
 	cp := pred.Crossplane
+	what, flag := cp.FlagsSaid()
 	how := "read from its Deployment"
 	switch cp.Read {
 	case diagnose.ConfigAssumed:
-		how = "assumed: --assume-dependency-upgrades"
+		how = "as --assume-dependency-upgrades says"
 	case diagnose.ConfigUnknown:
 		how = "not read: " + cp.Why + "; Crossplane's default assumed"
+	}
+	if flag != "" {
+		how = flag + ", " + how
 	}
 	release := "Crossplane"
 	if cp.Version != "" {
 		release += " " + cp.Version
 	}
 	o := pred.Resolution
-	head := fmt.Sprintf("  Then %s, %s (%s)", release, cp.FlagsSaid(), how)
+	head := fmt.Sprintf("  Then %s, %s (%s)", release, what, how)
 	if len(o.Changes) == 0 && o.Resolves && len(o.Unhealthy) == 0 {
 		_, err := fmt.Fprintf(w, "%s: installs and moves no dependency; the Lock resolves\n", head)
 		return err
 	}
 	sb.WriteString(head + ":\n")
+	if len(o.Changes) == 0 {
+		sb.WriteString("    installs and moves no dependency\n")
+	}
 	for _, c := range o.Changes {
 		fmt.Fprintf(&sb, "    %s; needed by %s\n", diagnose.ChangeLine(c), holdsSaid(c.Constraints))
 		if d := c.Definitions; d != nil {

@@ -192,6 +192,7 @@ func (c *Change) planLock(ctx context.Context, p *Plan, in *Installed, meta *xpk
 			return err
 		}
 		p.Prediction = pred
+		p.Findings = pred.Resolving(p.Findings)
 		p.add(pred.Findings(target)...)
 	}
 	lock = overlaid(lock, c.Overlay)

@@ -143,6 +143,7 @@ func (pf *PlanFiles) Plan(ctx context.Context, ms []Manifest, ignored int) (*Fil
 			fp.Unchanged = append(fp.Unchanged, w.want.KindName())
 			continue
 		}
+		p.Findings = fp.Prediction.Resolving(p.Findings)
 		fp.Plans = append(fp.Plans, p)
 	}
 	return fp, pf.absent(ctx, fp, pkgs, ws)

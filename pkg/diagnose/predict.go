@@ -218,21 +218,31 @@ func (p *Prediction) configFinding() *findings.Finding {
 		return &findings.Finding{Rule: findings.RuleCrossplaneConfig, Severity: findings.Warning, Message: msg}
 	case cp.Read == ConfigAssumed:
 		return &findings.Finding{Rule: findings.RuleCrossplaneConfig, Severity: findings.Info,
-			Message: fmt.Sprintf("this plan assumes Crossplane runs %s, as --assume-dependency-upgrades says, and did not read its configuration", cp.FlagsSaid())}
+			Message: fmt.Sprintf("this plan assumes Crossplane runs %s, as --assume-dependency-upgrades says, and did not read its configuration", said(cp))}
 	}
 	return nil
 }
 
-// FlagsSaid names the dependency-upgrade flags of the configuration, in
-// a phrase.
-func (c Crossplane) FlagsSaid() string {
+// FlagsSaid says what the configuration's dependency-upgrade flags make
+// the resolver do, in a phrase, and names the flag that makes it ("" for
+// none).
+func (c Crossplane) FlagsSaid() (string, string) {
 	switch {
 	case c.DependencyDowngrades:
-		return "with --enable-dependency-version-downgrades (automatic dependency upgrades and downgrades)"
+		return "with automatic dependency upgrades and downgrades", "--enable-dependency-version-downgrades"
 	case c.DependencyUpgrades:
-		return "with --enable-dependency-version-upgrades (automatic dependency upgrades)"
+		return "with automatic dependency upgrades", "--enable-dependency-version-upgrades"
 	}
-	return "without automatic dependency upgrades"
+	return "without automatic dependency upgrades", ""
+}
+
+// said is FlagsSaid in one phrase.
+func said(c Crossplane) string {
+	what, flag := c.FlagsSaid()
+	if flag != "" {
+		return what + " (" + flag + ")"
+	}
+	return what
 }
 
 func describe(holds []versions.Hold) string {
@@ -249,6 +259,24 @@ func owners(holds []versions.Hold) []string {
 		if !slices.Contains(out, h.By) {
 			out = append(out, h.By)
 		}
+	}
+	return out
+}
+
+// Resolving replaces, in fs, the warning that the Lock is not resolved
+// (LockFindings) with a note that the change resolves it, when the
+// prediction says the Lock resolves after it.
+func (p *Prediction) Resolving(fs []findings.Finding) []findings.Finding {
+	if p == nil || !p.Resolution.Resolves || p.before == nil || p.before.Resolves {
+		return fs
+	}
+	out := make([]findings.Finding, 0, len(fs))
+	for _, f := range fs {
+		if f.Rule == findings.RuleDependencyUnresolved && f.Object == "lock/lock" {
+			f.Severity = findings.Info
+			f.Message = "the Lock does not resolve now; after the change it does: " + f.Message
+		}
+		out = append(out, f)
 	}
 	return out
 }

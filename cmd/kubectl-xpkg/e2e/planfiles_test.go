@@ -33,7 +33,8 @@ func packageManifest(kind, name, ref string) string {
 // while an installed configuration pins it below (blocking), the two
 // upgraded together (allowed: the configuration's new constraint is
 // checked against the provider's new version), and a new configuration
-// whose dependency no registry has (blocking: the Lock would stall).
+// whose dependency no registry has (blocking: the resolver would stop
+// there, and the Lock stall).
 func TestPlanFiles(t *testing.T) {
 	env, reg, _, x := start(t)
 	const nop, cfg = "e2e-crossplane-contrib-provider-nop", "plan-pin"
@@ -93,7 +94,7 @@ func TestPlanFiles(t *testing.T) {
 	})
 	r = x.Run("plan", "-f", added).Fails(t, 3)
 	contains(t, "plan -f added", r.Stdout, "1 install, 2 unchanged", "Plan: install configuration/plan-nowhere",
-		"BLOCKING", reg.Host+"/e2e/plan/provider-nowhere", "[dependency-constraint]")
+		"BLOCKING", reg.Host+"/e2e/plan/provider-nowhere", "[lock-stall]")
 }
 
 // TestPlanFilesBadInput: one clear line each, exit 1, nothing planned.
