@@ -103,8 +103,9 @@ func TestDoctorTwoPackagesOfOneSource(t *testing.T) {
 
 // TestDoctorReasonChain: a configuration whose dependency runs a version
 // its constraint excludes (v1.0.0 installed, >=v9.0.0 wanted) cannot
-// resolve its dependencies: doctor gives the revision's own message and
-// the chain: what runs the source, and who requires what of it.
+// resolve its dependencies (its install's plan refuses it; --force
+// installs it): doctor gives the revision's own message and the chain:
+// what runs the source, and who requires what of it.
 func TestDoctorReasonChain(t *testing.T) {
 	env, reg, _, x := start(t)
 	const cfg, base = "doctor-chain", "doctor-chain-base"
@@ -116,7 +117,11 @@ func TestDoctorReasonChain(t *testing.T) {
 		clitest.New(t).WithEnv(env).Run("uninstall", "configuration/"+cfg, "configuration/"+base, "--force", "--yes", "--wait=5m")
 	})
 	x.Run("install", "configuration", baseRepo+":v1.0.0", base, "--wait=5m").Succeeds(t)
-	x.Run("install", "configuration", repo+":v1.0.0", cfg).Succeeds(t)
+	// The install's plan sees it coming: no version of the base satisfies
+	// >=v9.0.0, so the configuration can never become healthy.
+	refused := x.Run("install", "configuration", repo+":v1.0.0", cfg).Fails(t, 3)
+	contains(t, "install's plan", refused.Stderr, "configuration/"+cfg+" can never become healthy", "[dependency-constraint]")
+	x.Run("install", "configuration", repo+":v1.0.0", cfg, "--force").Succeeds(t)
 
 	var r *clitest.Result
 	for end := time.Now().Add(3 * time.Minute); time.Now().Before(end); time.Sleep(2 * time.Second) {
