@@ -199,11 +199,5 @@ func TestOfflinePackagesNeedAPackage(t *testing.T) {
 
 // setFindings are the findings of a set's prediction under rule.
 func setFindings(fp *FilesPlan, rule string) []findings.Finding {
-	var out []findings.Finding
-	for _, f := range fp.Findings {
-		if f.Rule == rule {
-			out = append(out, f)
-		}
-	}
-	return out
+	return planFindings(&Plan{Findings: fp.Findings}, rule)
 }

@@ -391,13 +391,7 @@ func dedupe(holds []versions.Hold) []versions.Hold {
 // version its (first parent's) constraint gives.
 func (sim *simulation) install(repo, kind, constraint string, holds []versions.Hold, out *Outcome) bool {
 	version, reason, stall, unread := sim.installVersion(repo, constraint)
-	if unread != nil {
-		out.Unknown = unread.Error()
-		return false
-	}
-	if stall != nil {
-		stall.Constraints = holds
-		out.Stall = stall
+	if stops(out, holds, stall, unread) {
 		return false
 	}
 	name := installName(repo)
@@ -416,6 +410,22 @@ func (sim *simulation) install(repo, kind, constraint string, holds []versions.H
 	out.Changes = append(out.Changes, Change{Package: pkg, Repository: repo, Action: "install", To: version, Reason: reason, Constraints: holds})
 	sim.objects = append(sim.objects, Object{Kind: kind, Name: name, Repo: repo, Version: version})
 	sim.lock = append(sim.lock, entry{pkg: pkg, kind: kind, repo: repo, version: version, deps: lockDeps(k)})
+	return true
+}
+
+// stops records in out why the resolver stops at a dependency under
+// holds (a stall), or why the plan cannot follow it (unread), and tells
+// whether it does.
+func stops(out *Outcome, holds []versions.Hold, stall *Stall, unread error) bool {
+	switch {
+	case unread != nil:
+		out.Unknown = unread.Error()
+	case stall != nil:
+		stall.Constraints = holds
+		out.Stall = stall
+	default:
+		return false
+	}
 	return true
 }
 
@@ -490,13 +500,7 @@ func newest(tags []versions.Tag) string {
 // version findDependencyVersionToUpdate gives its parents' constraints.
 func (sim *simulation) move(obj *Object, holds []versions.Hold, out *Outcome) bool {
 	version, reason, stall, unread := sim.updateVersion(obj, holds)
-	if unread != nil {
-		out.Unknown = unread.Error()
-		return false
-	}
-	if stall != nil {
-		stall.Constraints = holds
-		out.Stall = stall
+	if stops(out, holds, stall, unread) {
 		return false
 	}
 	if version == obj.Version {
