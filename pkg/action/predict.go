@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -124,24 +125,36 @@ func (c *Config) predict(ctx context.Context, secrets []string, before, after lo
 }
 
 // definitions reads what each change of the resolver brings and drops of
-// the cluster's API, and counts the objects of what it drops: a kind a
-// dependency's move removes deletes them (blocking), a version it drops
-// breaks its clients.
+// the cluster's API (the packages read a few at once), and counts the
+// objects of what it drops: a kind a dependency's move removes deletes
+// them (blocking), a version it drops breaks its clients.
 func (c *Config) definitions(ctx context.Context, reg *resolve.Registry, secrets []string, p *diagnose.Prediction) error {
-	for i := range p.Resolution.Changes {
-		ch := &p.Resolution.Changes[i]
-		to, err := c.readDefinitions(ctx, reg, secrets, resolve.Ref(ch.Repository, ch.To))
-		var from diff.Definitions
-		if err == nil && ch.From != "" {
-			from, err = c.readDefinitions(ctx, reg, secrets, resolve.Ref(ch.Repository, ch.From))
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+	changes := p.Resolution.Changes
+	read := make([][2]diff.Definitions, len(changes))
+	errs := make([]error, len(changes))
+	var wg sync.WaitGroup
+	limit := make(chan struct{}, definitionReads)
+	for i, ch := range changes {
+		wg.Go(func() {
+			limit <- struct{}{}
+			defer func() { <-limit }()
+			read[i][1], errs[i] = c.readDefinitions(ctx, reg, secrets, resolve.Ref(ch.Repository, ch.To))
+			if errs[i] == nil && ch.From != "" {
+				read[i][0], errs[i] = c.readDefinitions(ctx, reg, secrets, resolve.Ref(ch.Repository, ch.From))
 			}
-			ch.Definitions = &resolve.Definitions{Err: exit.Message(err)}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i := range changes {
+		ch := &changes[i]
+		if errs[i] != nil {
+			ch.Definitions = &resolve.Definitions{Err: exit.Message(errs[i])}
 			continue
 		}
+		from, to := read[i][0], read[i][1]
 		d := &resolve.Definitions{}
 		for _, name := range to.Names() {
 			if _, ok := from[name]; !ok {
@@ -166,6 +179,9 @@ func (c *Config) definitions(ctx context.Context, reg *resolve.Registry, secrets
 	}
 	return nil
 }
+
+// definitionReads is how many packages a prediction reads at once.
+const definitionReads = 4
 
 // readDefinitions reads a package's definitions where the package manager
 // reads it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fakecluster"
@@ -215,5 +217,43 @@ func TestUpgradePlanBlocksWhatCrossplaneWouldRefuse(t *testing.T) {
 	if len(stall) != 1 || stall[0].Severity != findings.Blocking || !strings.Contains(stall[0].Message, "no valid version for "+reg.Host+"/org/provider-dep with constraints >=v2.0.0") ||
 		!strings.Contains(stall[0].Message, "its newest version is v1.0.0") || p.Resolution == nil || p.Resolution.Resolves {
 		t.Errorf("lock-stall: %+v", stall)
+	}
+}
+
+// TestPredictionReadsWhatAMoveDrops: a configuration moves to a version
+// that needs its provider at v2.0.0; with automatic dependency upgrades
+// the resolver upgrades the provider, whose v2.0.0 drops a kind with a
+// live object: the prediction says what the move drops, and the object
+// blocks it.
+func TestPredictionReadsWhatAMoveDrops(t *testing.T) {
+	ctx := context.Background()
+	reg := fixture.NewRegistry(t)
+	reg.PushStream(t, manyRepo+":v1.0.0", string(manyPackage(false)))
+	reg.PushStream(t, manyRepo+":v2.0.0", string(manyPackage(true)))
+	c, _ := manyCluster(t, reg.Host)
+	cfg := &Config{cluster: c, registry: resolve.Direct(source.Options{}), Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system", AssumeUpgrades: "upgrades"}
+	lock, _, err := c.LockState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgs, err := c.List(ctx, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := stateOf(lock, pkgs)
+	moved := installed.LockPackage{Name: "configuration-many", Type: "Configuration", Source: reg.Host + "/org/configuration-many", Version: "v2.0.0",
+		Dependencies: []installed.LockDependency{{Package: reg.Host + "/" + manyRepo, Constraints: ">=v2.0.0", Type: "Provider"}}}
+	p, err := cfg.predict(ctx, nil, before, before.with(moved))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := p.Resolution.Changes
+	if len(ch) != 1 || ch[0].Package != "provider/provider-many" || ch[0].Action != "upgrade" || ch[0].To != "v2.0.0" || ch[0].Definitions == nil ||
+		!slices.Contains(ch[0].Definitions.Drops, manyName(droppedKind)) || len(ch[0].Definitions.Brings) != 0 {
+		t.Fatalf("changes %+v, definitions %+v", ch, ch[0].Definitions)
+	}
+	live := planFindings(&Plan{Findings: p.Findings("the change")}, findings.RuleLiveObjects)
+	if len(live) != 1 || live[0].Severity != findings.Blocking || live[0].Object != manyName(droppedKind) || !strings.Contains(live[0].Message, "provider/provider-many at v2.0.0 (the resolver's upgrade)") {
+		t.Errorf("live-objects %+v", live)
 	}
 }

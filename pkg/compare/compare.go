@@ -121,5 +121,5 @@ func Definitions(ctx context.Context, arg string, o source.Options, limits xpkg.
 		return nil, err
 	}
 	defer x.Close()
-	return x.Definitions(), nil
+	return x.DefinitionsAlone()
 }

@@ -342,3 +342,24 @@ func TestStreamedDefinitionsOnOddStreams(t *testing.T) {
 		})
 	}
 }
+
+// TestDefinitionsAloneOfRealPackages: a package read by itself, with no
+// comparison, has the definitions of the package parsed whole.
+func TestDefinitionsAloneOfRealPackages(t *testing.T) {
+	for _, p := range samplePairs {
+		for _, v := range []string{p[1], p[2]} {
+			x := indexReal(t, p[0], v)
+			got, err := x.DefinitionsAlone()
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, _, err := Parse(realDocs(t, p[0], v), realDocs(t, p[0], v), xpkg.DefaultLimits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := DefinitionsOf(o); len(want) == 0 || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s %s: %d definitions alone, %d parsed whole", p[0], v, len(got), len(want))
+			}
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/tempfile"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -131,6 +132,38 @@ func (x *Indexed) Meta() *xpkg.Meta { return x.meta }
 // CompareIndexed, so it is nil before one has succeeded; gathering it
 // there costs no decoding of its own.
 func (x *Indexed) Definitions() Definitions { return x.defs }
+
+// DefinitionsAlone is Definitions for a package read by itself, with no
+// comparison: only the documents whose header names a definition's kind
+// are decoded (those decoded while indexing are not decoded again).
+func (x *Indexed) DefinitionsAlone() (Definitions, error) {
+	defs := Definitions{}
+	for i := range x.docs {
+		d := &x.docs[i]
+		kind, _, _ := strings.Cut(d.key, ".")
+		if !d.isObject || !definitionKinds[kind] {
+			continue
+		}
+		if def, ok := x.learned[d.sum]; ok {
+			defs.add(def)
+			continue
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+		o, err := x.decode(d, d.index)
+		if err != nil {
+			return nil, err
+		}
+		if o != nil && isDefinition(o) {
+			defs.add(definitionOf(o))
+		}
+	}
+	return defs, nil
+}
+
+// definitionKinds are the kinds isDefinition takes.
+var definitionKinds = map[string]bool{"CustomResourceDefinition": true, "CompositeResourceDefinition": true, "ManagedResourceDefinition": true}
 
 func key2(groupKind, name string) string { return groupKind + "/" + name }
 
