@@ -36,6 +36,10 @@ type definitionDoc struct {
 		ResourceVersion string                  `json:"resourceVersion,omitempty"`
 		Generation      int64                   `json:"generation,omitempty"`
 		OwnerReferences []metav1.OwnerReference `json:"ownerReferences,omitempty"`
+		// DeletionTimestamp and Finalizers: whether the definition is
+		// being deleted, and what holds it.
+		DeletionTimestamp *metav1.Time `json:"deletionTimestamp,omitempty"`
+		Finalizers        []string     `json:"finalizers,omitempty"`
 	} `json:"metadata"`
 	Spec struct {
 		Group string `json:"group,omitempty"`

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,10 @@ type DefinitionMeta struct {
 	UID             string
 	ResourceVersion string
 	Owners          []metav1.OwnerReference
+	// Deleting is when the definition's deletion started (nil: it is not
+	// being deleted); Finalizers what its deletion waits for.
+	Deleting   *time.Time
+	Finalizers []string
 	// Versions are the names of spec.versions, Storage the one objects
 	// are written at; Stored is status.storedVersions.
 	Versions []string
@@ -68,7 +73,11 @@ func (c *Cluster) allDefinitions(ctx context.Context, gvr schema.GroupVersionRes
 	var out []DefinitionMeta
 	_, err = src.list(ctx, gvr, func(d *definitionDoc) {
 		def := DefinitionMeta{Resource: gvr.Resource, Name: d.Metadata.Name, UID: d.Metadata.UID,
-			ResourceVersion: d.Metadata.ResourceVersion, Owners: d.Metadata.OwnerReferences, Stored: d.Status.StoredVersions}
+			ResourceVersion: d.Metadata.ResourceVersion, Owners: d.Metadata.OwnerReferences, Stored: d.Status.StoredVersions,
+			Finalizers: d.Metadata.Finalizers}
+		if t := d.Metadata.DeletionTimestamp; t != nil {
+			def.Deleting = &t.Time
+		}
 		if gvr == crdResource {
 			def.CRD = crdOf(d)
 		}

@@ -46,13 +46,14 @@ type OrphanRef struct {
 // OrphanedControllers are the definitions controlled by a revision that no
 // longer exists (no revision of its kind has its UID: a revision made
 // again under the same name is another), judged only where every revision
-// of that kind could be read.
+// of that kind could be read. A definition being deleted is left out: the
+// reference goes with it, and what holds it is definitionsTerminating's.
 func (s *State) OrphanedControllers() []OrphanRef {
 	var out []OrphanRef
 	for i := range s.defs {
 		d := &s.defs[i]
 		o, at, ok := s.revisionController(d)
-		if !ok || !s.revsRead[s.revisionKinds[groupKind(o)]] || s.revByUID[o.UID] != nil {
+		if !ok || d.Deleting != nil || !s.revsRead[s.revisionKinds[groupKind(o)]] || s.revByUID[o.UID] != nil {
 			continue
 		}
 		out = append(out, OrphanRef{Resource: d.Resource, Name: d.Name, UID: d.UID, ResourceVersion: d.ResourceVersion,

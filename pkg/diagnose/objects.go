@@ -47,9 +47,10 @@ type objectState struct {
 
 // ReadObjects reads the CRDs and the MRDs with one paged list each (names,
 // owners and versions, never the schemas) and the DeploymentRuntimeConfigs
-// with one, however many there are. A kind the cluster does not serve has
-// nothing to read; one that cannot be read is noted, and the rules that
-// need it find nothing in it.
+// with one, however many there are; then the objects of the kinds whose
+// deletion is under way (readDeletions). A kind the cluster does not serve
+// has nothing to read; one that cannot be read is noted, and the rules
+// that need it find nothing in it.
 func (s *State) ReadObjects(ctx context.Context, c *cluster.Cluster, namespace string) {
 	crds, err := c.AllCRDs(ctx)
 	if err != nil {
@@ -67,6 +68,7 @@ func (s *State) ReadObjects(ctx context.Context, c *cluster.Cluster, namespace s
 	s.index(c.Dialect())
 	s.namespace = cmp.Or(namespace, "crossplane-system")
 	s.version = lazyVersion(ctx, c, namespace)
+	s.readDeletions(ctx, c)
 }
 
 // index finds revisions by UID and definitions' recorders, and the kinds

@@ -36,6 +36,7 @@ type State struct {
 	// revsRead holds the package kinds whose revisions were read; lockRead
 	// whether the Lock was.
 	revsRead map[string]bool
+	pkgsRead map[string]bool
 	revsAll  bool
 	lockRead bool
 	unread   []string
@@ -44,19 +45,21 @@ type State struct {
 	pkgByKey  map[string]*installed.Package // kind/name
 
 	objectState
+	deletionState
 }
 
 // Read makes one request per package kind, one per revision kind and one
 // for the Lock, whatever the number of packages and revisions; what
 // cannot be read is noted (Unread) and the rest read on.
 func Read(ctx context.Context, c *cluster.Cluster) *State {
-	s := &State{revsRead: map[string]bool{}, revByName: map[string]*installed.Revision{}, pkgByKey: map[string]*installed.Package{}}
+	s := &State{revsRead: map[string]bool{}, pkgsRead: map[string]bool{}, revByName: map[string]*installed.Revision{}, pkgByKey: map[string]*installed.Package{}}
 	for _, k := range c.Dialect().Kinds() {
 		pkgs, err := c.List(ctx, k, "")
 		if err != nil {
 			s.unread = append(s.unread, exit.Message(err))
 			continue
 		}
+		s.pkgsRead[k] = true
 		for _, p := range pkgs {
 			s.pkgs = append(s.pkgs, p)
 			s.pkgByKey[p.KindName()] = p
@@ -125,7 +128,8 @@ func Examine(ctx context.Context, c *cluster.Cluster, namespace string) (*Report
 		Packages: len(s.pkgs), Revisions: len(s.revs), LockEntries: len(s.lock)}
 	for _, rule := range []Rule{(*State).duplicateNodes, (*State).unresolved, (*State).twinNames, (*State).staleEntries, (*State).manualInactive, (*State).historyPiled,
 		(*State).controlConflicts, (*State).storedUndefined, (*State).objectsMissing, (*State).pinnedServiceAccounts, (*State).familySkew,
-		(*State).unfinishedOperations, (*State).pausedPackages, (*State).noRevisions, (*State).duplicatePackages, (*State).inactiveRevisions} {
+		(*State).unfinishedOperations, (*State).pausedPackages, (*State).noRevisions, (*State).duplicatePackages, (*State).inactiveRevisions,
+		(*State).definitionsTerminating, (*State).managedDeleting, (*State).deletionsStuck} {
 		rep.Findings = append(rep.Findings, rule(s)...)
 	}
 	return rep, s

@@ -37,22 +37,25 @@ const (
 	RuleCrossplaneConfig     = "crossplane-config"
 
 	// Doctor's rules: what it finds in the package manager's state.
-	RuleDuplicateLockNode    = "duplicate-lock-node"
-	RuleDependencyUnresolved = "dependency-unresolved"
-	RuleTwinName             = "twin-name"
-	RuleStaleLockEntry       = "stale-lock-entry"
-	RuleManualInactive       = "manual-inactive"
-	RuleRevisionHistory      = "revision-history"
-	RuleControlConflict      = "control-conflict"
-	RuleStoredUndefined      = "stored-version-undefined"
-	RuleObjectsMissing       = "objects-missing"
-	RulePinnedServiceAccount = "pinned-service-account"
-	RuleFamilySkew           = "family-skew"
-	RuleUnfinishedOperation  = "unfinished-operation"
-	RulePackagePaused        = "package-paused"
-	RuleNoRevision           = "package-no-revision"
-	RuleDuplicatePackage     = "duplicate-package"
-	RuleInactiveRevision     = "inactive-revision"
+	RuleDuplicateLockNode     = "duplicate-lock-node"
+	RuleDependencyUnresolved  = "dependency-unresolved"
+	RuleTwinName              = "twin-name"
+	RuleStaleLockEntry        = "stale-lock-entry"
+	RuleManualInactive        = "manual-inactive"
+	RuleRevisionHistory       = "revision-history"
+	RuleControlConflict       = "control-conflict"
+	RuleStoredUndefined       = "stored-version-undefined"
+	RuleObjectsMissing        = "objects-missing"
+	RulePinnedServiceAccount  = "pinned-service-account"
+	RuleFamilySkew            = "family-skew"
+	RuleUnfinishedOperation   = "unfinished-operation"
+	RulePackagePaused         = "package-paused"
+	RuleNoRevision            = "package-no-revision"
+	RuleDuplicatePackage      = "duplicate-package"
+	RuleInactiveRevision      = "inactive-revision"
+	RuleDefinitionTerminating = "definition-terminating"
+	RuleManagedDeletionStuck  = "managed-deletion-stuck"
+	RuleDeletionStuck         = "deletion-stuck"
 
 	// Install's: what the install would do to the Lock.
 	RuleTwinInstall = "twin-install"
@@ -133,6 +136,9 @@ var Rules = []RuleDoc{
 	{RuleNoRevision, doctorVerb, "warning: a package has no revision: it installs and runs nothing"},
 	{RuleDuplicatePackage, doctorVerb, "blocking: two packages install one repository, even paused or out of the Lock: once both are in the Lock no package's dependencies resolve; names the one the resolver keeps"},
 	{RuleInactiveRevision, doctorVerb, "blocking when others depend on it, else warning: a package under Automatic activation none of whose revisions is active (its current revision inactive): it runs nothing, whatever its conditions say"},
+	{RuleDefinitionTerminating, doctorVerb, "blocking: a CRD or MRD is being deleted and objects of its kind hold it, whose finalizers only the controller of a provider that no longer runs removes (a provider deleted while its managed resources existed): names the objects, that provider and what the deletion breaks; warning while that controller runs"},
+	{RuleManagedDeletionStuck, doctorVerb, "blocking: managed resources are being deleted and wait for their finalizer, while the provider that serves their kind has no active revision (is not installed, or deactivated)"},
+	{RuleDeletionStuck, doctorVerb, "blocking: a package or revision has been deleting for over two minutes, held by a finalizer: names it and who removes it; nothing of its name can be made meanwhile"},
 	{RuleCrossplaneUnknown, doctorVerb, "warning: with --crossplane-version, the release table does not know the target (or the running release, or the target is a pre-release): only what can be checked without it is"},
 	{RuleCrossplaneDowngrade, doctorVerb, "blocking: the target is older than the running Crossplane, which does not support downgrades"},
 	{RuleCrossplaneSkipped, doctorVerb, "blocking: the target skips a minor version (Crossplane upgrades one minor at a time; v1.20 to v2.0 is the one major step): names the releases to go through"},

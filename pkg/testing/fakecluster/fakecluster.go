@@ -61,6 +61,7 @@ var ListKinds = map[schema.GroupVersionResource]string{
 	{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "imageconfigs"}:                                 "ImageConfigList",
 	{Group: "", Version: "v1", Resource: "secrets"}:                                                            "SecretList",
 	{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "deploymentruntimeconfigs"}:                     "DeploymentRuntimeConfigList",
+	{Group: "apiextensions.crossplane.io", Version: "v1", Resource: "compositions"}:                            "CompositionList",
 }
 
 // namespaced are the resources of ListKinds that live in namespaces.
