@@ -29,8 +29,16 @@ type Definition struct {
 	// Warning is the newest Warning event on it; Failure is set when that
 	// says it cannot get there (see terminalWarning).
 	Warning, Failure string
+	// Deleting is when the definition's deletion began, or its CRD's
+	// (an MRD's or XRD's, of the same name); zero while neither is being
+	// deleted.
+	Deleting time.Time
 	// stale: its conditions are about an older generation than its spec.
 	stale bool
+	// crdDeleting: its CRD is being deleted, not the definition itself.
+	crdDeleting bool
+	// crd is the CRD of its kind, when known: what counts its objects.
+	crd *definitionDoc
 }
 
 // WaitEstablished waits until every definition (CRD, MRD, XRD) the
@@ -65,8 +73,8 @@ func (c *Cluster) WaitReestablished(ctx context.Context, p *installed.Package, d
 	return c.waitEstablished(ctx, p, d, since, RewriteGrace, out)
 }
 
-func (c *Cluster) waitEstablished(ctx context.Context, p *installed.Package, d time.Duration, since time.Time, rewrite time.Duration, out io.Writer) error {
-	ctx, cancel := context.WithTimeout(ctx, d)
+func (c *Cluster) waitEstablished(parent context.Context, p *installed.Package, d time.Duration, since time.Time, rewrite time.Duration, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(parent, d)
 	defer cancel()
 	src, err := c.definitions()
 	if err != nil {
@@ -96,6 +104,9 @@ func (c *Cluster) waitEstablished(ctx context.Context, p *installed.Package, d t
 		if err != nil {
 			return err
 		}
+		for _, d := range w.deleting {
+			pr.say("%s: %s; the API server refuses new objects of its kind until it is gone: waiting", w.what, d.def.deletion())
+		}
 		if done {
 			switch len(w.refs) {
 			case 0:
@@ -108,6 +119,7 @@ func (c *Cluster) waitEstablished(ctx context.Context, p *installed.Package, d t
 		}
 		select {
 		case <-ctx.Done():
+			w.countHolders(parent)
 			return timeout(ctx.Err(), "the definitions of "+w.what, d, w.pending)
 		case err := <-t.failed:
 			return fmt.Errorf("wait for the definitions of %s: %w", w.what, err)
@@ -129,6 +141,9 @@ type establishWait struct {
 	what    string
 	refs    []installed.ObjectRef
 	pending []string
+	// deleting are the definitions being deleted, with their index in
+	// pending.
+	deleting []deletingDef
 	// eventsDue: the next check with every kind listed reads events.
 	eventsDue bool
 	// rewriteBy: until then, a definition whose generation is still the
@@ -172,6 +187,9 @@ func (w *establishWait) readRefs(ctx context.Context) error {
 			if gvr, ok := definitionResource(ref); ok {
 				w.refs = append(w.refs, ref)
 				w.t.follow(ctx, gvr)
+				// An MRD's or XRD's kind is served by the CRD of its
+				// name, which can be being deleted while they are not.
+				w.t.follow(ctx, crdResource)
 			}
 		}
 	}
@@ -207,9 +225,15 @@ func (w *establishWait) check(ctx context.Context) (bool, error) {
 		}
 		def := Definition{Ref: ref, State: "not created yet"}
 		if doc != nil {
+			crd, ok := w.crdOf(ref, doc)
+			if !ok {
+				synced = false
+				continue
+			}
 			def = definitionState(ref, doc)
+			def.markDeleting(doc, crd)
 		}
-		if !def.Ready && !def.stale && w.notRewritten(ref, doc) {
+		if !def.Ready && !def.stale && def.Deleting.IsZero() && w.notRewritten(ref, doc) {
 			def.State, def.stale = def.State+", not yet rewritten since the rollback", true
 		}
 		if !def.Ready {
@@ -220,9 +244,15 @@ func (w *establishWait) check(ctx context.Context) (bool, error) {
 		w.c.addWarnings(ctx, unready, w.since)
 		w.eventsDue = false
 	}
+	w.deleting = w.deleting[:0]
 	for _, def := range unready {
 		name := def.Ref.Kind + " " + def.Ref.Name
 		switch {
+		case !def.Deleting.IsZero():
+			// Nothing the package manager does ends it: only the
+			// deletion finishing, once every object of the kind is gone.
+			w.deleting = append(w.deleting, deletingDef{len(w.pending), def})
+			w.pending = append(w.pending, def.deletion())
 		case def.Failure != "":
 			return false, fmt.Errorf("%s is %s: %s", name, def.State, def.Failure)
 		case def.Warning != "":
@@ -267,4 +297,84 @@ func definitionState(ref installed.ObjectRef, d *definitionDoc) Definition {
 		}
 	}
 	return def
+}
+
+// crdOf is the CRD that serves a definition's kind: the definition
+// itself, else the CRD of its name (nil when there is none); false until
+// CRDs are listed.
+func (w *establishWait) crdOf(ref installed.ObjectRef, doc *definitionDoc) (*definitionDoc, bool) {
+	if ref.Kind == "CustomResourceDefinition" {
+		return doc, true
+	}
+	return w.t.get(crdResource, ref.Name)
+}
+
+// markDeleting judges a definition being deleted, or whose CRD is, not
+// ready, whatever its conditions say: a CRD keeps Established=True while
+// it is Terminating, and an MRD made again over it reports Established,
+// but the API server refuses every new object of the kind until the
+// deletion finishes.
+func (def *Definition) markDeleting(doc, crd *definitionDoc) {
+	def.crd = crd
+	at := doc.Metadata.DeletionTimestamp
+	if at == nil && crd != nil {
+		at = crd.Metadata.DeletionTimestamp
+	}
+	if at == nil {
+		return
+	}
+	def.Ready, def.stale, def.Deleting = false, false, at.Time
+	def.crdDeleting = doc.Metadata.DeletionTimestamp == nil
+	def.State = "being deleted"
+}
+
+// deletion says which definition is being deleted, and since when.
+func (def *Definition) deletion() string {
+	since := "is being deleted (since " + def.Deleting.UTC().Format(time.RFC3339) + ")"
+	if def.crdDeleting {
+		return def.Ref.Kind + " " + def.Ref.Name + ": its CustomResourceDefinition " + since
+	}
+	return def.Ref.Kind + " " + def.Ref.Name + " " + since
+}
+
+// countHolders adds to what is pending of each definition being deleted
+// how many objects of its kind hold it: one list of at most one object
+// per kind, bounded by holdersTimeout (the wait's own time is spent).
+func (w *establishWait) countHolders(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, holdersTimeout)
+	defer cancel()
+	for _, d := range w.deleting {
+		w.pending[d.i] = d.def.deletion() + ": " + w.holders(ctx, d.def) + "; kubectl xpkg doctor says what holds it"
+	}
+}
+
+// deletingDef is a definition being deleted, at index i of what is
+// pending.
+type deletingDef struct {
+	i   int
+	def Definition
+}
+
+// holdersTimeout bounds the count of what holds a deletion.
+const holdersTimeout = 10 * time.Second
+
+// holders says how many objects of a deleting definition's kind exist.
+func (w *establishWait) holders(ctx context.Context, def Definition) string {
+	if def.crd == nil {
+		return "the objects of its kind could not be counted: its CustomResourceDefinition is not found"
+	}
+	crd := crdOf(def.crd)
+	n, err := w.c.CountObjects(ctx, crd)
+	if err != nil {
+		return "the objects of its kind could not be counted: " + err.Error()
+	}
+	switch {
+	case n.N == 0 && !n.AtLeast:
+		return "no object of kind " + crd.Kind + " is left: the API server is finishing the deletion"
+	case n.N == 1 && !n.AtLeast:
+		return "1 object of kind " + crd.Kind + " still exists, held by its finalizers"
+	case n.AtLeast:
+		return fmt.Sprintf("at least %d objects of kind %s still exist, held by their finalizers", n.N, crd.Kind)
+	}
+	return fmt.Sprintf("%d objects of kind %s still exist, held by their finalizers", n.N, crd.Kind)
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -261,5 +262,93 @@ func TestWaitReestablishedWaitsForTheRewrite(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("WaitReestablished: %v", err)
+	}
+}
+
+// TestWaitEstablishedNeverCallsADeletingDefinitionEstablished: a provider
+// installed again while a CRD of its revision is being deleted (an object
+// of its kind holds it): the CRD still says Established, and the MRD made
+// again over it says Established too, but the wait waits on and, when
+// its time is up, says which definition is being deleted since when and
+// how many objects hold it. Once the deletion has finished and the CRD is
+// made again, the wait ends.
+func TestWaitEstablishedNeverCallsADeletingDefinitionEstablished(t *testing.T) {
+	ctx := context.Background()
+	since := time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC)
+	deleting := func(crd map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: crd}
+		ts := metav1.NewTime(since)
+		u.SetDeletionTimestamp(&ts)
+		u.SetFinalizers([]string{"customresourcecleanup.apiextensions.k8s.io"})
+		return u
+	}
+	kinds := map[schema.GroupVersionResource]string{
+		crdResource: "CustomResourceDefinitionList", mrdGVR: "ManagedResourceDefinitionList", eventResource: "EventList",
+		{Group: "pkg.crossplane.io", Version: "v1", Resource: "providers"}:         "ProviderList",
+		{Group: "pkg.crossplane.io", Version: "v1", Resource: "providerrevisions"}: "ProviderRevisionList",
+		{Group: "big.example.org", Version: "v1beta1", Resource: "kind0000s"}:      "Kind0000List",
+		{Group: "big.example.org", Version: "v1beta1", Resource: "kind0001s"}:      "Kind0001List",
+	}
+	mrd := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apiextensions.crossplane.io/v1alpha1", "kind": "ManagedResourceDefinition",
+		"metadata": map[string]any{"name": "kind0000s.big.example.org"}, "spec": map[string]any{"state": "Active"},
+		"status": map[string]any{"conditions": []any{map[string]any{"type": "Established", "status": "True"}}}}}
+	holder := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "big.example.org/v1beta1", "kind": "Kind0000",
+		"metadata": map[string]any{"name": "held", "namespace": "default", "finalizers": []any{"finalizer.managedresource.crossplane.io"}}}}
+	prov := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "pkg.crossplane.io/v1", "kind": "Provider",
+		"metadata": map[string]any{"name": "provider-big"}, "spec": map[string]any{"package": "r.example.org/provider-big:v1"},
+		"status": map[string]any{"currentRevision": "provider-big-aaa"}}}
+	rev := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "pkg.crossplane.io/v1", "kind": "ProviderRevision",
+		"metadata": map[string]any{"name": "provider-big-aaa", "labels": map[string]any{"pkg.crossplane.io/package": "provider-big"}},
+		"spec":     map[string]any{"image": "r.example.org/provider-big:v1", "revision": int64(1), "desiredState": "Active"},
+		"status": map[string]any{"objectRefs": []any{
+			map[string]any{"apiVersion": "apiextensions.crossplane.io/v1alpha1", "kind": "ManagedResourceDefinition", "name": "kind0000s.big.example.org"},
+			map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "name": "kind0001s.big.example.org"},
+		}}}}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds,
+		deleting(testCRD(0, 10)), deleting(testCRD(1, 10)), mrd, holder, prov, rev)
+	c := NewCluster(dyn, StaticDialect(), "")
+	p, err := c.Get(ctx, "Provider", "provider-big")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var out strings.Builder
+	err = c.WaitEstablished(ctx, p, 2*time.Second, time.Now(), &out)
+	var te *WaitTimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("the wait ended with %v, want a time-out", err)
+	}
+	want := []string{
+		"ManagedResourceDefinition kind0000s.big.example.org: its CustomResourceDefinition is being deleted (since 2025-06-01T10:00:00Z): 1 object of kind Kind0000 still exists, held by its finalizers; kubectl xpkg doctor says what holds it",
+		"CustomResourceDefinition kind0001s.big.example.org is being deleted (since 2025-06-01T10:00:00Z): no object of kind Kind0001 is left: the API server is finishing the deletion; kubectl xpkg doctor says what holds it",
+	}
+	if !slices.Equal(te.Pending, want) {
+		t.Errorf("pending:\n%s\nwant:\n%s", strings.Join(te.Pending, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(out.String(), "provider/provider-big: ManagedResourceDefinition kind0000s.big.example.org: its CustomResourceDefinition is being deleted (since 2025-06-01T10:00:00Z); the API server refuses new objects of its kind until it is gone: waiting") ||
+		strings.Contains(out.String(), "established") {
+		t.Errorf("progress:\n%s", out.String())
+	}
+
+	// The deletions finish, and the CRDs are made again: the wait ends.
+	dyn.ClearActions()
+	done := make(chan error, 1)
+	go func() { done <- c.WaitEstablished(ctx, p, 30*time.Second, time.Now(), io.Discard) }()
+	for !slices.ContainsFunc(dyn.Actions(), func(a clienttesting.Action) bool {
+		return a.GetVerb() == "watch" && a.GetResource() == crdResource
+	}) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, i := range []int{0, 1} {
+		name := fmt.Sprintf("kind%04ds.big.example.org", i)
+		if err := dyn.Resource(crdResource).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dyn.Resource(crdResource).Create(ctx, &unstructured.Unstructured{Object: testCRD(i, 10)}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the wait after the deletions finished: %v", err)
 	}
 }
