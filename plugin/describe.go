@@ -7,6 +7,7 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -191,7 +192,7 @@ func writeMRDs(w io.Writer, d *installed.Description) {
 		}
 	}
 	var sum []string
-	for _, s := range []string{"Active", "Inactive", "<unset>"} {
+	for _, s := range []string{"Active", "Inactive", "Terminating", "<unset>"} {
 		if states[s] > 0 {
 			sum = append(sum, fmt.Sprintf("%d %s", states[s], s))
 		}
@@ -202,7 +203,11 @@ func writeMRDs(w io.Writer, d *installed.Description) {
 		if i == manyRows {
 			break
 		}
-		t.Row(m.Name, orNone(m.State), cmp.Or(m.Established, "Unknown"))
+		state := orNone(m.State)
+		if m.Deleting != nil {
+			state += " (its CRD is being deleted since " + m.Deleting.UTC().Format(time.RFC3339) + ")"
+		}
+		t.Row(m.Name, state, cmp.Or(m.Established, "Unknown"))
 	}
 	indent(w, t)
 	if len(d.MRDs) > manyRows {

@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -78,8 +79,13 @@ func (g *Get) Run(ctx context.Context, args []string) (*Listing, error) {
 	// The current revisions, always: a package whose current revision is
 	// inactive runs nothing, whatever its conditions say (a paused one
 	// keeps those it had), and is never shown healthy.
+	// A CRD of a current revision being deleted refuses every object of
+	// its kind, whatever the conditions say: never shown healthy either.
 	if len(l.Packages) > 0 {
 		if l.Revisions, err = c.CurrentRevisions(ctx, l.Packages); err != nil {
+			return nil, err
+		}
+		if err := c.ReadDeletions(ctx, slices.Collect(maps.Values(l.Revisions))...); err != nil {
 			return nil, err
 		}
 	}
@@ -125,7 +131,30 @@ func Describe(ctx context.Context, cfg *Config, name string) (*installed.Descrip
 	if err != nil {
 		return nil, err
 	}
-	return c.Describe(ctx, kind, name)
+	d, err := c.Describe(ctx, kind, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ReadDeletions(ctx, d.Current()); err != nil {
+		return nil, err
+	}
+	terminating(d)
+	return d, nil
+}
+
+// terminating shows the MRDs whose CRD is being deleted as what they
+// are: Terminating, not established, whatever their conditions say (an
+// MRD made again over a CRD being deleted reports Established).
+func terminating(d *installed.Description) {
+	cur := d.Current()
+	if cur == nil {
+		return
+	}
+	for i, m := range d.MRDs {
+		if del := cur.DeletionOf(m.Name); del != nil {
+			d.MRDs[i].State, d.MRDs[i].Established, d.MRDs[i].Deleting = "Terminating", "False", &del.Since
+		}
+	}
 }
 
 // Tree is the dependency tree of the installed packages, from name's
@@ -147,7 +176,14 @@ func Tree(ctx context.Context, cfg *Config, name string) ([]*deptree.Node, error
 	if err != nil {
 		return nil, err
 	}
-	return deptree.Build(lock, pkgs, name)
+	revs, err := c.CurrentRevisions(ctx, pkgs)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ReadDeletions(ctx, slices.Collect(maps.Values(revs))...); err != nil {
+		return nil, err
+	}
+	return deptree.Build(lock, pkgs, revs, name)
 }
 
 // NewOutdated is outdated on cfg's cluster, reading each repository

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/releases"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -30,6 +32,10 @@ type CRD struct {
 	Served  []string
 	Storage string
 	Stored  []string
+	// Deleting is when its deletion began (metadata.deletionTimestamp);
+	// zero while it is not being deleted. Until every object of its kind
+	// is gone, the API server refuses to create any.
+	Deleting time.Time
 }
 
 // fewCRDs is up to how many CRDs are read one GET each (at once): for
@@ -70,6 +76,49 @@ func (c *Cluster) CRDs(ctx context.Context, names []string) (map[string]*CRD, er
 	return out, nil
 }
 
+// ReadDeletions sets each revision's Deleting: the CRDs among its
+// definitions (CRDs, and the CRDs of its MRDs and XRDs, which carry their
+// names) that are being deleted, with one CRDs read for every revision.
+// An identity that may not read CRDs (RBAC) learns nothing, as it learns
+// nothing of events.
+func (c *Cluster) ReadDeletions(ctx context.Context, revs ...*installed.Revision) error {
+	var names []string
+	for _, r := range revs {
+		if r == nil {
+			continue
+		}
+		for _, o := range r.Objects {
+			if _, ok := definitionResources[o.Kind]; ok {
+				names = append(names, o.Name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	crds, err := c.CRDs(ctx, slices.Compact(names))
+	switch {
+	case apierrors.IsForbidden(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	for _, r := range revs {
+		if r == nil {
+			continue
+		}
+		r.Deleting = nil
+		for _, o := range r.Objects {
+			crd := crds[o.Name]
+			if _, ok := definitionResources[o.Kind]; ok && crd != nil && !crd.Deleting.IsZero() && r.DeletionOf(o.Name) == nil {
+				r.Deleting = append(r.Deleting, installed.Deletion{CRD: o.Name, Since: crd.Deleting})
+			}
+		}
+	}
+	return nil
+}
+
 // crdsOneByOne reads the named CRDs with a GET each, fewCRDs at a time.
 func (c *Cluster) crdsOneByOne(ctx context.Context, names []string) (map[string]*CRD, error) {
 	out := map[string]*CRD{}
@@ -97,6 +146,9 @@ func (c *Cluster) crdsOneByOne(ctx context.Context, names []string) (map[string]
 func crdOf(d *definitionDoc) *CRD {
 	crd := &CRD{Name: d.Metadata.Name, Group: d.Spec.Group, Plural: d.Spec.Names.Plural, Kind: d.Spec.Names.Kind,
 		Namespaced: d.Spec.Scope == "Namespaced", Stored: d.Status.StoredVersions}
+	if t := d.Metadata.DeletionTimestamp; t != nil {
+		crd.Deleting = t.Time
+	}
 	for _, v := range d.Spec.Versions {
 		if v.Served {
 			crd.Served = append(crd.Served, v.Name)

@@ -28,9 +28,10 @@ type Node struct {
 }
 
 // Build makes the dependency tree from the Lock, with each node's health
-// from the installed packages. Roots are the packages nothing depends on,
-// or the one named root.
-func Build(lock []installed.LockPackage, pkgs []*installed.Package, root string) ([]*Node, error) {
+// from the installed packages and their current revisions (as get shows
+// it: installed.Health). Roots are the packages nothing depends on, or
+// the one named root.
+func Build(lock []installed.LockPackage, pkgs []*installed.Package, revs map[*installed.Package]*installed.Revision, root string) ([]*Node, error) {
 	bySource := map[string]installed.LockPackage{}
 	needed := map[string]bool{}
 	for _, lp := range lock {
@@ -52,12 +53,12 @@ func Build(lock []installed.LockPackage, pkgs []*installed.Package, root string)
 	slices.Sort(roots)
 	var out []*Node
 	for _, r := range slices.Compact(roots) {
-		out = append(out, node(r, "", bySource, pkgs, map[string]bool{}))
+		out = append(out, node(r, "", bySource, pkgs, revs, map[string]bool{}))
 	}
 	return out, nil
 }
 
-func node(repo, constraint string, lock map[string]installed.LockPackage, pkgs []*installed.Package, path map[string]bool) *Node {
+func node(repo, constraint string, lock map[string]installed.LockPackage, pkgs []*installed.Package, revs map[*installed.Package]*installed.Revision, path map[string]bool) *Node {
 	n := &Node{Source: repo, Constraint: constraint, Installed: "Unknown", Healthy: "Unknown"}
 	if lp, ok := lock[repo]; ok {
 		n.Version = lp.Version
@@ -68,12 +69,12 @@ func node(repo, constraint string, lock map[string]installed.LockPackage, pkgs [
 		if n.Version == "" {
 			n.Version = p.Version
 		}
-		if c := p.Condition(installed.TypeInstalled); c != nil {
-			n.Installed = c.Status
-		}
-		if c := p.Condition(installed.TypeHealthy); c != nil {
-			n.Healthy = c.Status
-		}
+		n.Installed, n.Healthy = installed.Health(p, revs[p], func(t string) string {
+			if c := p.Condition(t); c != nil {
+				return c.Status
+			}
+			return "Unknown"
+		})
 	} else {
 		n.Installed = "False"
 	}
@@ -84,7 +85,7 @@ func node(repo, constraint string, lock map[string]installed.LockPackage, pkgs [
 	path[repo] = true
 	defer delete(path, repo)
 	for _, d := range lock[repo].Dependencies {
-		n.Children = append(n.Children, node(reference.Repository(d.Package), d.Constraints, lock, pkgs, path))
+		n.Children = append(n.Children, node(reference.Repository(d.Package), d.Constraints, lock, pkgs, revs, path))
 	}
 	return n
 }

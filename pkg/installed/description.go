@@ -56,6 +56,9 @@ type MRD struct {
 	Name        string `json:"name"`
 	State       string `json:"state"`
 	Established string `json:"established"`
+	// Deleting is when the deletion of its CRD began: its State is then
+	// Terminating, and it is not Established.
+	Deleting *time.Time `json:"deleting,omitempty"`
 }
 
 // MRAP is a ManagedResourceActivationPolicy: the patterns it activates and

@@ -93,8 +93,31 @@ type Revision struct {
 	Conditions   []Condition `json:"conditions,omitempty"`
 	Objects      []ObjectRef `json:"objects,omitempty"`
 	Created      time.Time   `json:"created"`
+	// Deleting are the definitions it installed whose CRD is being deleted:
+	// read from the cluster's CRDs (not the revision's record) by the
+	// verbs that show state.
+	Deleting []Deletion `json:"definitionsDeleting,omitempty"`
 
 	Object *unstructured.Unstructured `json:"-"`
+}
+
+// Deletion is a CRD being deleted (metadata.deletionTimestamp set): the
+// API server refuses every new object of its kind until every one is
+// gone, whatever its conditions (and its MRD's) say.
+type Deletion struct {
+	CRD   string    `json:"crd"`
+	Since time.Time `json:"since"`
+}
+
+// DeletionOf is the deletion of the CRD named, nil when it is not being
+// deleted.
+func (r *Revision) DeletionOf(crd string) *Deletion {
+	for i := range r.Deleting {
+		if r.Deleting[i].CRD == crd {
+			return &r.Deleting[i]
+		}
+	}
+	return nil
 }
 
 // Condition returns the condition of type t, or nil.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // PausedAnnotation pauses the package manager's reconciliation of a
@@ -108,10 +109,12 @@ func Later(a, b *Operation) *Operation {
 	return a
 }
 
-// Health is what get and describe show for a package's Installed and
-// Healthy: its conditions' status (cond reads one), but never True while
-// it is paused (its conditions are from before the pause: Healthy says
-// Paused) or its current revision cur is inactive (it runs nothing).
+// Health is what get, describe and tree show for a package's Installed
+// and Healthy: its conditions' status (cond reads one), but never True
+// while it is paused (its conditions are from before the pause: Healthy
+// says Paused), its current revision cur is inactive (it runs nothing),
+// or a CRD cur installed is being deleted (Healthy says Terminating: no
+// object of its kind can be made).
 func Health(p *Package, cur *Revision, cond func(t string) string) (inst, healthy string) {
 	inst, healthy = cond(TypeInstalled), cond(TypeHealthy)
 	inactive := cur != nil && strings.EqualFold(cur.DesiredState, "Inactive")
@@ -120,6 +123,9 @@ func Health(p *Package, cur *Revision, cond func(t string) string) (inst, health
 	}
 	if p.Paused() {
 		healthy = "Paused"
+	}
+	if cur != nil && len(cur.Deleting) > 0 {
+		healthy = "Terminating"
 	}
 	return inst, healthy
 }
@@ -134,5 +140,18 @@ func Standing(p *Package, cur *Revision) string {
 	if cur != nil && strings.EqualFold(cur.DesiredState, "Inactive") {
 		why = append(why, "its current revision "+cur.Name+" is inactive: it runs nothing")
 	}
+	if cur != nil && len(cur.Deleting) > 0 {
+		why = append(why, deletingSentence(cur.Deleting))
+	}
 	return strings.Join(why, "; ")
+}
+
+// deletingSentence says which CRDs of a revision are being deleted.
+func deletingSentence(ds []Deletion) string {
+	d := ds[0]
+	since := d.Since.UTC().Format(time.RFC3339)
+	if len(ds) == 1 {
+		return fmt.Sprintf("its CRD %s is being deleted (since %s): the API server refuses every new object of its kind until the deletion finishes, which the objects of the kind still hold (kubectl xpkg doctor says what holds it)", d.CRD, since)
+	}
+	return fmt.Sprintf("%d of its CRDs are being deleted (%s since %s, and more): the API server refuses every new object of their kinds until their deletion finishes, which the objects of the kinds still hold (kubectl xpkg doctor says what holds them)", len(ds), d.CRD, since)
 }

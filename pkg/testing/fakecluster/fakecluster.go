@@ -22,6 +22,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -270,5 +271,37 @@ func PullSecret(name, host, user, password string) *unstructured.Unstructured {
 	u := Object("v1", "Secret", name, map[string]any{"type": "kubernetes.io/dockerconfigjson",
 		"data": map[string]any{".dockerconfigjson": base64.StdEncoding.EncodeToString(cfg)}})
 	u.SetNamespace("crossplane-system")
+	return u
+}
+
+// CRD is an Established cluster-scoped CustomResourceDefinition of kind
+// in group, served and stored at version.
+func CRD(group, kind, plural, version string) *unstructured.Unstructured {
+	return Object("apiextensions.k8s.io/v1", "CustomResourceDefinition", plural+"."+group, map[string]any{
+		"spec": map[string]any{"group": group, "scope": "Cluster",
+			"names":    map[string]any{"kind": kind, "plural": plural},
+			"versions": []any{map[string]any{"name": version, "served": true, "storage": true}}},
+		"status": map[string]any{"storedVersions": []any{version},
+			"conditions": []any{map[string]any{"type": "Established", "status": "True", "reason": "InitialNamesAccepted"}}},
+	})
+}
+
+// Deleting is u being deleted since t, as the API server leaves an
+// object whose finalizers have not all been removed: deletionTimestamp
+// set, and for a CRD (which the API server's own finalizer holds until
+// every object of its kind is gone) the condition Terminating=True beside
+// an Established that stays True.
+func Deleting(u *unstructured.Unstructured, since time.Time) *unstructured.Unstructured {
+	u = u.DeepCopy()
+	ts := metav1.NewTime(since)
+	u.SetDeletionTimestamp(&ts)
+	if u.GetKind() != "CustomResourceDefinition" {
+		return u
+	}
+	u.SetFinalizers([]string{"customresourcecleanup.apiextensions.k8s.io"})
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	conds = append(conds, map[string]any{"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress",
+		"message": "CustomResource deletion is in progress"})
+	_ = unstructured.SetNestedSlice(u.Object, conds, "status", "conditions")
 	return u
 }
