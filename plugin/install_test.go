@@ -2,15 +2,18 @@ package plugin
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/source"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fakecluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/fixture"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
 )
@@ -101,4 +104,32 @@ func TestInstallRefusesATwin(t *testing.T) {
 	}
 	r = x.Run("install", "provider", ref, "twin-second", "--force").Succeeds(t)
 	contains(t, "install --force", r.Stdout, "provider.pkg.crossplane.io/twin-second created")
+}
+
+// TestInstallAndPlanRefuseADefinitionBeingDeleted: provider-nop installed
+// again while its CRD is being deleted (a NopResource whose finalizer the
+// gone provider no longer removes holds it) is refused by its plan, as
+// install and as plan -f, naming the CRD and the way out (exit 3, nothing
+// created); --force installs it.
+func TestInstallAndPlanRefuseADefinitionBeingDeleted(t *testing.T) {
+	ref, _ := pushSample(t, fixture.NewRegistry(t), "provider-nop", "v0.4.0")
+	since := time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC)
+	x := newCLI(t, fakecluster.Deleting(fakecluster.CRD("nop.crossplane.io", "NopResource", "nopresources", "v1alpha1"), since))
+	msg := "CRD nopresources.nop.crossplane.io, which " + ref + " defines, is being deleted (since 2025-06-01T10:00:00Z): the package manager cannot make it again until the deletion finishes, and the API server refuses every object of kind NopResource meanwhile; let the deletion finish first: objects of the kind hold it (kubectl xpkg doctor names what holds it)"
+
+	r := x.Run("install", "provider", ref, "nop").Fails(t, 3)
+	contains(t, "install", r.Stderr, "BLOCKING "+msg+" [definition-deleting]", "error: install of provider/nop ("+ref+") refused: "+msg)
+	if x.exists(t, providersGVR, "nop") {
+		t.Error("the refused package exists")
+	}
+
+	manifest := filepath.Join(t.TempDir(), "nop.yaml")
+	if err := os.WriteFile(manifest, []byte("apiVersion: pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: nop\nspec:\n  package: "+ref+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = x.Run("plan", "-f", manifest).Fails(t, 3)
+	contains(t, "plan -f", r.Stdout+r.Stderr, "BLOCKING "+msg+" [definition-deleting]")
+
+	r = x.Run("install", "provider", ref, "nop", "--force").Succeeds(t)
+	contains(t, "install --force", r.Stdout, "provider.pkg.crossplane.io/nop created")
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -114,12 +115,16 @@ func (c *Change) Read(ctx context.Context, action string, in *Installed, target 
 func (c *Change) Check(ctx context.Context, r *PlanRead) (*Plan, error) {
 	p, in, target, res, action := r.plan, r.in, r.target, r.res, r.plan.Action
 	pkg := in.Package
-	// One read of the old package's CRDs serves both rules: the kinds
-	// the target loses are among them.
-	crds, err := c.Cluster.CRDs(ctx, res.Old.Names())
+	// One read of both packages' CRDs serves every rule: the kinds the
+	// target loses are among the old package's, the definitions it makes
+	// among its own.
+	names := append(res.Old.Names(), res.New.Names()...)
+	slices.Sort(names)
+	crds, err := c.Cluster.CRDs(ctx, slices.Compact(names))
 	if err != nil {
 		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 	}
+	p.add(diagnose.DeletingFindings(crds, res.New.Names(), target)...)
 	stored := make(map[string][]string, len(crds))
 	for name, crd := range crds {
 		stored[name] = crd.Stored

@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/compare"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
@@ -44,8 +46,12 @@ type Install struct {
 	Namespace string
 
 	// cfg predicts what the package manager does (nil: Plan does not;
-	// plan -f predicts its set as one).
+	// plan -f predicts its set as one), and with it Plan reads the
+	// target's definitions.
 	cfg *Config
+	// read is the target as plan -f read and validated it already: Plan
+	// takes its definitions from it.
+	read *xpkg.Checked
 }
 
 // NewInstall installs on cfg's cluster, reading packages through its
@@ -254,10 +260,51 @@ func (i *Install) Plan(ctx context.Context, spec installed.InstallSpec) (*Plan, 
 	if f := i.twinName(ctx, spec, repo); f != nil {
 		plan.add(*f)
 	}
+	if derr := i.planDeleting(ctx, plan, spec); derr != nil {
+		return nil, derr
+	}
 	if i.cfg == nil || err != nil {
 		return plan, nil
 	}
 	return plan, i.predict(ctx, plan, spec, pkgs)
+}
+
+// planDeleting: a definition the target defines whose CRD is being
+// deleted blocks the install (definition-deleting). The target's
+// definitions are those plan -f read, else read here (with a Config);
+// a target that cannot be read is said, and planned without them.
+func (i *Install) planDeleting(ctx context.Context, plan *Plan, spec installed.InstallSpec) error {
+	var names []string
+	switch {
+	case i.read != nil:
+		names = i.read.Definitions
+	case i.cfg != nil:
+		defs, err := i.definitions(ctx, spec)
+		if err != nil {
+			i.Events.say("Warning: cannot check whether a definition of %s is being deleted: %v", spec.Package, err)
+			return nil
+		}
+		names = defs.Names()
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	crds, err := i.Cluster.CRDs(ctx, names)
+	if err != nil {
+		return err
+	}
+	plan.add(diagnose.DeletingFindings(crds, names, spec.Package)...)
+	return nil
+}
+
+// definitions reads the target's definitions where the package manager
+// reads it.
+func (i *Install) definitions(ctx context.Context, spec installed.InstallSpec) (diff.Definitions, error) {
+	ref, so, err := i.Registry.Locate(ctx, spec.Package, i.secrets(&spec))
+	if err != nil {
+		return nil, err
+	}
+	return compare.Definitions(ctx, ref, so, i.Limits)
 }
 
 // predict adds to an install's plan what the package manager then does:

@@ -91,10 +91,11 @@ type wanted struct {
 	// reads it; meta its meta object, when the reference changes.
 	target string
 	meta   *xpkg.Meta
-	// read is an upgrade's (or rollback's) two packages, read;
-	// violations what validate's rules find in a new package's target.
-	read       *PlanRead
-	violations []xpkg.Violation
+	// read is an upgrade's (or rollback's) two packages, read; checked
+	// a new package's target, read: what validate's rules find in it, and
+	// its definitions.
+	read    *PlanRead
+	checked *xpkg.Checked
 }
 
 // Plan plans the manifests; ignored counts the objects that are no
@@ -224,7 +225,7 @@ func (pf *PlanFiles) readTargets(ctx context.Context, ws []*wanted) ([]installed
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s cannot be read: %w", w.m.Where, w.target, err)
 			}
-			w.meta, w.violations = c.Meta, c.Violations
+			w.meta, w.checked = c.Meta, c
 		}
 		overlay = append(overlay, lockEntryOf(w))
 	}

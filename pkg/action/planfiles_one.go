@@ -88,22 +88,23 @@ func (pf *PlanFiles) editFinding(ctx context.Context, w *wanted, edits []string)
 }
 
 // planInstall plans a new package: what it would do to the Lock (a twin,
-// a name the resolver would twin), the target's validity and its
-// Crossplane constraint; its dependencies are the set's prediction.
+// a name the resolver would twin), its definitions being deleted, the
+// target's validity and its Crossplane constraint; its dependencies are
+// the set's prediction.
 func (pf *PlanFiles) planInstall(ctx context.Context, w *wanted, overlay []installed.LockPackage) (*Plan, error) {
 	c := pf.cfg.cluster
 	reg, err := pf.cfg.Registry(ctx)
 	if err != nil {
 		return nil, err
 	}
-	in := &Install{Cluster: c, Registry: reg, Events: pf.cfg.Events}
+	in := &Install{Cluster: c, Registry: reg, Events: pf.cfg.Events, read: w.checked}
 	spec := installed.InstallSpec{Kind: w.want.Kind, Name: w.want.Name, Package: w.target}
 	p, err := in.Plan(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", w.m.Where, err)
 	}
 	p.Package, p.To = w.want.KindName(), w.target
-	p.add(violationFindings(w.target, w.violations)...)
+	p.add(violationFindings(w.target, w.checked.Violations)...)
 	if w.meta != nil {
 		running, unread := c.CrossplaneVersion(ctx, pf.cfg.XPNamespace)
 		if f := diagnose.CrossplaneVersionFinding(w.meta.Crossplane, running, unread, pf.cfg.XPNamespace, w.target); f != nil {

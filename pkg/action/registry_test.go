@@ -2,8 +2,10 @@ package action
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -91,6 +93,60 @@ func TestPlanMarksReadsPastABrokenPullSecret(t *testing.T) {
 		if f.Severity != findings.Warning || f.Object != "ImageConfig org-creds" ||
 			!strings.HasPrefix(f.Message, ref+" was read with your own registry credentials: the pull secret gone of ImageConfig org-creds could not be read (") {
 			t.Errorf("finding %+v", f)
+		}
+	}
+}
+
+// TestPlanRefusesADefinitionBeingDeleted: an upgrade (or a rollback: the
+// same check) to a package that defines a CRD being deleted in the
+// cluster is refused, naming the CRD, since when and the way out; read
+// with the one CRDs read the plan makes of both packages' definitions.
+func TestPlanRefusesADefinitionBeingDeleted(t *testing.T) {
+	reg := newRegistry(t)
+	h := reg.host
+	reg.pushSample(t, "provider-nop", "v0.2.1", "org/provider-nop")
+	reg.pushSample(t, "provider-nop", "v0.4.0", "org/provider-nop")
+	since := time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC)
+	crd := fakecluster.CRD("nop.crossplane.io", "NopResource", "nopresources", "v1alpha1")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		crd  *unstructured.Unstructured
+		want int
+	}{{fakecluster.Deleting(crd, since), 1}, {crd, 0}} {
+		c, dyn := fakeClusterDyn(t, pkgObj("Provider", "nop", h+"/org/provider-nop:v0.2.1", "nop-bbbbbbbbbbbb"), tc.crd)
+		r, err := resolve.NewRegistry(ctx, c, "crossplane-system", source.Options{}, true, func(string) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := c.Get(ctx, "Provider", "nop")
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := ReadInstalled(ctx, r, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dyn.ClearActions()
+		plan, err := (&Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"}).Plan(ctx, ActionUpgrade, in, h+"/org/provider-nop:v0.4.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := planFindings(plan, findings.RuleDefinitionDeleting)
+		if len(fs) != tc.want {
+			t.Fatalf("findings %+v, want %d %s", plan.Findings, tc.want, findings.RuleDefinitionDeleting)
+		}
+		if tc.want == 1 && (fs[0].Severity != findings.Blocking || fs[0].Object != "nopresources.nop.crossplane.io" || plan.Refused() == nil ||
+			fs[0].Message != "CRD nopresources.nop.crossplane.io, which "+h+"/org/provider-nop:v0.4.0 defines, is being deleted (since 2025-06-01T10:00:00Z): the package manager cannot make it again until the deletion finishes, and the API server refuses every object of kind NopResource meanwhile; let the deletion finish first: objects of the kind hold it (kubectl xpkg doctor names what holds it)") {
+			t.Errorf("finding %+v", fs[0])
+		}
+		var crdReads []string
+		for _, a := range dyn.Actions() {
+			if a.GetResource().Resource == "customresourcedefinitions" {
+				crdReads = append(crdReads, fakecluster.Request(a))
+			}
+		}
+		if !slices.Equal(crdReads, []string{"GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/nopresources.nop.crossplane.io"}) {
+			t.Errorf("the plan read CRDs with %v, want one GET", crdReads)
 		}
 	}
 }

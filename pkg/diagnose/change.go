@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -81,6 +82,27 @@ func LiveObjectFindings(ctx context.Context, c *cluster.Cluster, crds map[string
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// DeletingFindings: each definition the target defines (defs: its CRDs,
+// MRDs and XRDs, by the name of the CRD each makes) whose CRD in the
+// cluster (crds) is being deleted stops the change. The CRD stays
+// Established while Terminating and the package manager applies it
+// without error, so the package turns Healthy, but the API server refuses
+// every object of the kind until the objects that hold the deletion
+// (whose finalizers a gone provider no longer removes) are gone.
+func DeletingFindings(crds map[string]*cluster.CRD, defs []string, target string) []findings.Finding {
+	var out []findings.Finding
+	for _, name := range slices.Sorted(slices.Values(defs)) {
+		crd := crds[name]
+		if crd == nil || crd.Deleting.IsZero() {
+			continue
+		}
+		out = append(out, findings.Finding{Rule: findings.RuleDefinitionDeleting, Severity: findings.Blocking, Object: name,
+			Message: fmt.Sprintf("CRD %s, which %s defines, is being deleted (since %s): the package manager cannot make it again until the deletion finishes, and the API server refuses every object of kind %s meanwhile; let the deletion finish first: objects of the kind hold it (kubectl xpkg doctor names what holds it)",
+				name, target, crd.Deleting.UTC().Format(time.RFC3339), crd.Kind)})
+	}
+	return out
 }
 
 // LiveKind is a CRD in the cluster with objects of its kind.

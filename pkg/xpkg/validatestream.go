@@ -19,6 +19,9 @@ type Checked struct {
 	// Objects counts the stream's objects, the meta object included.
 	Objects    int
 	Violations []Violation
+	// Definitions name the stream's CRDs, MRDs and XRDs: each the CRD it
+	// makes.
+	Definitions []string
 }
 
 // checkedDoc is what checking one document found, before the package's
@@ -116,6 +119,9 @@ func ValidateStream(r io.Reader, limits Limits) (*Checked, error) {
 				c.Meta = NewMeta(d.obj)
 			}
 		}
+		if d.stub != nil && isDefinitionKind(d.stub.GVK().Kind) {
+			c.Definitions = append(c.Definitions, d.stub.Name())
+		}
 		d.obj = nil // only the first meta object is kept
 		docs = append(docs, d)
 	}
@@ -182,6 +188,15 @@ func checkDecoded(raw []byte, limits Limits) checkedDoc {
 		d.post = checkDefinition(o)
 	}
 	return d
+}
+
+// isDefinitionKind tells the kinds that make a CRD of their name.
+func isDefinitionKind(kind string) bool {
+	switch kind {
+	case "CustomResourceDefinition", "ManagedResourceDefinition", "CompositeResourceDefinition":
+		return true
+	}
+	return false
 }
 
 // commentsOnly reports whether a document holds nothing but comments and
