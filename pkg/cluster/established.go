@@ -47,7 +47,9 @@ type Definition struct {
 // conditions alone do not say so: a revision can be Healthy while its MRD
 // cannot be applied. A Warning event on a definition since the wait began
 // that will not go away by itself (terminalWarning) ends it as a failure,
-// with the event's message.
+// with the event's message. A definition being deleted, or whose CRD is,
+// is never established (markDeleting): the wait waits on, and a time-out
+// says how many objects of its kind hold the deletion.
 //
 // The definitions are followed with a list and a watch of each kind, not
 // read one by one: a revision of 2,000 definitions is seen established as
