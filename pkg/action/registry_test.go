@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
@@ -68,18 +69,7 @@ func TestPlanMarksReadsPastABrokenPullSecret(t *testing.T) {
 		imageConfig("org-creds", h+"/org/", "", "gone"),
 	)
 	ctx := context.Background()
-	r, err := resolve.NewRegistry(ctx, c, "crossplane-system", source.Options{}, true, func(string) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := c.Get(ctx, "Provider", "nop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := ReadInstalled(ctx, r, p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := installedNop(t, c)
 	plan, err := (&Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"}).Plan(ctx, ActionUpgrade, in, h+"/org/provider-nop:v0.4.0")
 	if err != nil {
 		t.Fatal(err)
@@ -114,18 +104,7 @@ func TestPlanRefusesADefinitionBeingDeleted(t *testing.T) {
 		want int
 	}{{fakecluster.Deleting(crd, since), 1}, {crd, 0}} {
 		c, dyn := fakeClusterDyn(t, pkgObj("Provider", "nop", h+"/org/provider-nop:v0.2.1", "nop-bbbbbbbbbbbb"), tc.crd)
-		r, err := resolve.NewRegistry(ctx, c, "crossplane-system", source.Options{}, true, func(string) {})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := c.Get(ctx, "Provider", "nop")
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := ReadInstalled(ctx, r, p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		in := installedNop(t, c)
 		dyn.ClearActions()
 		plan, err := (&Change{Cluster: c, Limits: xpkg.DefaultLimits, XPNamespace: "crossplane-system"}).Plan(ctx, ActionUpgrade, in, h+"/org/provider-nop:v0.4.0")
 		if err != nil {
@@ -149,4 +128,24 @@ func TestPlanRefusesADefinitionBeingDeleted(t *testing.T) {
 			t.Errorf("the plan read CRDs with %v, want one GET", crdReads)
 		}
 	}
+}
+
+// installedNop is provider/nop of c as the plans read it, through the
+// cluster's ImageConfigs.
+func installedNop(t *testing.T, c *cluster.Cluster) *Installed {
+	t.Helper()
+	ctx := context.Background()
+	r, err := resolve.NewRegistry(ctx, c, "crossplane-system", source.Options{}, true, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Get(ctx, "Provider", "nop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := ReadInstalled(ctx, r, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
 }
