@@ -290,7 +290,11 @@ func (i *Install) planDeleting(ctx context.Context, plan *Plan, spec installed.I
 		return nil
 	}
 	crds, err := i.Cluster.CRDs(ctx, names)
-	if err != nil {
+	switch {
+	case apierrors.IsForbidden(err):
+		i.Events.say("Warning: cannot check whether a definition of %s is being deleted: you may not read CustomResourceDefinitions", spec.Package)
+		return nil
+	case err != nil:
 		return err
 	}
 	plan.add(diagnose.DeletingFindings(crds, names, spec.Package)...)
