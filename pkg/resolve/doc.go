@@ -43,9 +43,12 @@
 //     highest below it. Without the flags an installed version is never
 //     changed: the dependent stays unhealthy.
 //
-// Choose is that choice for one constraint, and, for a set that must hold
-// every dependent (mirror), for several: the digest they all pin, or the
-// newest complete version every constraint admits. Admitted and
+// Simulate follows the resolver step by step over a Lock, with those
+// rules and the graph it builds, to where the Lock resolves or stalls
+// (the plans' prediction). Choose is the install choice for one
+// constraint, and, for a set that must hold every dependent (mirror), for
+// several: the digest they all pin, or the newest complete version every
+// constraint admits. Admitted and
 // Candidates apply the same rules to the versions a user moves a package
 // to (outdated, upgrade --all, families), where a package no constraint
 // holds admits pre-releases only when asked.

@@ -109,7 +109,7 @@ type Unhealthy struct {
 	Heal       string `json:"heal,omitempty"`
 }
 
-// Unhealthy tells whether the outcome leaves pkg (kind/name) unhealthy.
+// IsUnhealthy tells whether the outcome leaves pkg (kind/name) unhealthy.
 func (o *Outcome) IsUnhealthy(pkg string) bool {
 	return slices.ContainsFunc(o.Unhealthy, func(u Unhealthy) bool { return u.Package == pkg })
 }
