@@ -5,7 +5,11 @@ import (
 	"testing"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/flags"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/versions"
 )
 
 func TestWritePlan(t *testing.T) {
@@ -55,5 +59,36 @@ func TestWriteOfflineFilesPlan(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestWritePrediction: what the package manager then does, in text: the
+// configuration the plan knows (here unknown), each change with its
+// reason, who needs it and what it brings and drops, the stall and what
+// is left unhealthy.
+func TestWritePrediction(t *testing.T) {
+	p := &action.Plan{Action: action.ActionInstall, Package: "configuration/a", To: "r/a:v1", Findings: []findings.Finding{}}
+	p.Prediction = &diagnose.Prediction{
+		Crossplane: diagnose.Crossplane{Config: flags.Defaults(), Read: diagnose.ConfigUnknown, Why: "planned offline"},
+		Resolution: &resolve.Outcome{
+			Changes: []resolve.Change{{Package: "provider/d", Repository: "r/d", Action: "install", To: "v0.2.5",
+				Reason: "the newest of its tags that satisfy >=v0.1.0", Constraints: []versions.Hold{{By: "configuration/a", Constraint: ">=v0.1.0"}},
+				Definitions: &resolve.Definitions{Brings: []string{"as.d.io", "bs.d.io", "cs.d.io", "ds.d.io"}}}},
+			Stall:     &resolve.Stall{Repository: "r/t", Message: "no valid version"},
+			Unhealthy: []resolve.Unhealthy{{Package: "provider/d", Message: "missing dependencies: r/t"}},
+		},
+	}
+	var sb strings.Builder
+	if err := writePlan(&sb, p); err != nil {
+		t.Fatal(err)
+	}
+	want := "Plan: install configuration/a at r/a:v1\n  0 blocking, 0 warning, 0 info\n" +
+		"  Then Crossplane, without automatic dependency upgrades (not read: planned offline; Crossplane's default assumed):\n" +
+		"    installs provider/d (r/d) at v0.2.5 (the newest of its tags that satisfy >=v0.1.0); needed by configuration/a >=v0.1.0\n" +
+		"      brings as.d.io, bs.d.io, cs.d.io and 1 more; drops none\n" +
+		"    the Lock stalls at r/t: no valid version\n" +
+		"    provider/d is unhealthy: missing dependencies: r/t\n"
+	if sb.String() != want {
+		t.Errorf("text:\n%s\nwant:\n%s", sb.String(), want)
 	}
 }
