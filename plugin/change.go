@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/flags"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/printers"
 )
@@ -145,12 +146,12 @@ type AssumeFlag struct{ Value string }
 // AddFlag registers it.
 func (a *AssumeFlag) AddFlag(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&a.Value, "assume-dependency-upgrades", "", "Plan as if Crossplane ran with automatic dependency upgrades off, on (upgrades: --enable-dependency-version-upgrades) or on with downgrades (downgrades), instead of reading its Deployment's flags; for plans made where that cannot be read.")
-	_ = cmd.RegisterFlagCompletionFunc("assume-dependency-upgrades", cobra.FixedCompletions(action.AssumeUpgrades, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("assume-dependency-upgrades", cobra.FixedCompletions(flags.Assumptions, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // Validate refuses a value that is none of off, upgrades, downgrades.
 func (a *AssumeFlag) Validate() error {
-	if err := action.CheckAssumeUpgrades(a.Value); err != nil {
+	if err := flags.CheckAssumption(a.Value); err != nil {
 		return &exit.UsageError{Err: err, Hint: "See --help for usage."}
 	}
 	return nil

@@ -191,8 +191,8 @@ func (c *Change) planLock(ctx context.Context, p *Plan, in *Installed, meta *xpk
 		return err
 	}
 	if c.Overlay == nil && c.cfg != nil {
-		before := stateOf(lock, pkgs)
-		pred, err := c.cfg.predict(ctx, pullSecrets(in.Package), before, before.with(lockEntry(in.Package, target, meta)))
+		before := diagnose.StateOf(lock, pkgs)
+		pred, err := c.cfg.predict(ctx, pullSecrets(in.Package), before, before.With(lockEntry(in.Package, target, meta)))
 		if err != nil {
 			return err
 		}

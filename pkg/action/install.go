@@ -324,8 +324,8 @@ func (i *Install) predict(ctx context.Context, plan *Plan, spec installed.Instal
 	if err != nil {
 		return err
 	}
-	before := stateOf(lock, pkgs)
-	after := before.with(lockEntry(&installed.Package{Kind: spec.Kind, Name: spec.Name}, spec.Package, mr.Meta))
+	before := diagnose.StateOf(lock, pkgs)
+	after := before.With(lockEntry(&installed.Package{Kind: spec.Kind, Name: spec.Name}, spec.Package, mr.Meta))
 	pred, err := i.cfg.predict(ctx, i.secrets(&spec), before, after)
 	if err != nil {
 		return err

@@ -164,8 +164,8 @@ func (pf *PlanFiles) predict(ctx context.Context, fp *FilesPlan, pkgs []*install
 	for _, w := range ws {
 		secrets = append(secrets, pullSecrets(w.want)...)
 	}
-	before := stateOf(lock, pkgs)
-	pred, err := pf.cfg.predict(ctx, slices.Compact(slices.Sorted(slices.Values(secrets))), before, before.with(overlay...))
+	before := diagnose.StateOf(lock, pkgs)
+	pred, err := pf.cfg.predict(ctx, slices.Compact(slices.Sorted(slices.Values(secrets))), before, before.With(overlay...))
 	if err != nil {
 		return err
 	}

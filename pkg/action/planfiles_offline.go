@@ -65,8 +65,8 @@ func (pf *PlanFiles) planOffline(ctx context.Context, ms []Manifest, ignored int
 	// What the package manager does with the set, as on a cluster that
 	// runs only its packages: the Lock they make, and the dependencies
 	// the resolver then installs.
-	after := lockState{lock: o.lock, objects: diagnose.Objects(news)}
-	if fp.Prediction, err = pf.cfg.predict(ctx, nil, lockState{}, after); err != nil {
+	after := diagnose.LockState{Lock: o.lock, Objects: diagnose.Objects(news)}
+	if fp.Prediction, err = pf.cfg.predict(ctx, nil, diagnose.LockState{}, after); err != nil {
 		return nil, err
 	}
 	fp.Findings = append(fp.Findings, fp.Prediction.Findings("the change")...)

@@ -111,7 +111,7 @@ func TestClosure(t *testing.T) {
 	}
 	cl := resolve.NewClosure(context.Background(), resolve.Direct(source.Options{}), nil, xpkg.DefaultLimits)
 	cp := diagnose.Crossplane{Config: flags.Defaults(), Read: diagnose.ConfigRead}
-	p := diagnose.Predict(cl, cp, append(slices.Clone(lock), cfgOf(">=v1.0.0")), lock, nil, nil)
+	p := diagnose.Predict(cl, cp, diagnose.LockState{Lock: lock}, diagnose.LockState{Lock: append(slices.Clone(lock), cfgOf(">=v1.0.0"))})
 	fs := p.Findings("cfg:v1")
 	if got := p.Resolution.Changes; len(got) != 1 || got[0].To != "v1.0.0" || got[0].Package != "provider/org-a" {
 		t.Errorf("changes %+v", got)
@@ -120,7 +120,7 @@ func TestClosure(t *testing.T) {
 		!strings.Contains(fs[0].Message, "its newest version is v1.0.0") || !p.Resolution.IsUnhealthy("provider/org-a") {
 		t.Errorf("findings %+v", fs)
 	}
-	p = diagnose.Predict(cl, cp, append(slices.Clone(lock), cfgOf("<v1.0.0")), lock, nil, nil)
+	p = diagnose.Predict(cl, cp, diagnose.LockState{Lock: lock}, diagnose.LockState{Lock: append(slices.Clone(lock), cfgOf("<v1.0.0"))})
 	if fs := p.Findings("cfg:v2"); len(fs) != 0 || !p.Resolution.Resolves || len(p.Resolution.Changes) != 2 || p.Resolution.Changes[1].To != "v1.0.0" {
 		t.Errorf("a closure that resolves: %+v, findings %+v", p.Resolution, fs)
 	}

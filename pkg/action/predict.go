@@ -2,122 +2,47 @@ package action
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"sync"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/compare"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/flags"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 )
 
-// Values of --assume-dependency-upgrades (Config.AssumeUpgrades): what a
-// plan takes the package manager's dependency-upgrade flags to be, in
-// place of reading them ("": read them).
-var AssumeUpgrades = []string{"off", "upgrades", "downgrades"}
-
-// CheckAssumeUpgrades refuses a value of --assume-dependency-upgrades
-// that is none of AssumeUpgrades.
-func CheckAssumeUpgrades(v string) error {
-	if v == "" || slices.Contains(AssumeUpgrades, v) {
-		return nil
-	}
-	return fmt.Errorf("--assume-dependency-upgrades must be off, upgrades or downgrades, not %q", v)
-}
-
 // crossplane is what plans know of the running Crossplane's
 // configuration, read once: from its Deployment's arguments, as
-// --assume-dependency-upgrades states it, or unknown (why says why).
+// --assume-dependency-upgrades states it, or unknown.
 func (c *Config) crossplane(ctx context.Context) diagnose.Crossplane {
 	if c.xp != nil {
 		return *c.xp
 	}
-	cp := diagnose.Crossplane{Config: flags.Defaults(), Read: diagnose.ConfigUnknown}
 	var d *cluster.CrossplaneDeployment
-	err := errOffline
+	err := diagnose.ErrOffline
 	if !c.Offline && c.cluster != nil {
 		d, err = c.cluster.Crossplane(ctx, c.XPNamespace)
 	}
-	switch {
-	case err == nil:
-		cp.Config, cp.Version, cp.Read = flags.Parse(d.Args, d.Env), d.Version, diagnose.ConfigRead
-	case errors.Is(err, errOffline):
-		cp.Why = "planned offline"
-	case apierrors.IsNotFound(err):
-		cp.Why = "no Deployment crossplane in " + c.XPNamespace + "; --crossplane-namespace names another"
-	case apierrors.IsForbidden(err):
-		cp.Why = "you may not read the Deployment crossplane in " + c.XPNamespace
-	default:
-		cp.Why = exit.Message(err)
-	}
-	if c.AssumeUpgrades != "" {
-		cp.Read = diagnose.ConfigAssumed
-		cp.DependencyUpgrades = c.AssumeUpgrades != "off"
-		cp.DependencyDowngrades = c.AssumeUpgrades == "downgrades"
-	}
+	cp := diagnose.CrossplaneOf(d, err, c.XPNamespace, c.AssumeUpgrades)
 	if ctx.Err() == nil {
 		c.xp = &cp
 	}
 	return cp
 }
 
-// errOffline: an offline plan reads no Deployment.
-var errOffline = errors.New("planned offline")
-
-// lockState is the Lock and the package objects, as they are or as a
-// change leaves them.
-type lockState struct {
-	lock    []installed.LockPackage
-	objects []resolve.Object
-}
-
-// stateOf is the cluster's state as it is.
-func stateOf(lock []installed.LockPackage, pkgs []*installed.Package) lockState {
-	return lockState{lock: lock, objects: diagnose.Objects(pkgs)}
-}
-
-// with is s changed by entries, Lock entries of packages as a change
-// leaves them (Name the package object's name, Type its kind). A package
-// that exists moves to its entry's version: its entry of that source
-// leaves the Lock and the new one is added at the end, as the package
-// manager adds a new revision there; a new package's entry is added
-// beside any other of its source (a twin, which the resolver refuses).
-func (s lockState) with(entries ...installed.LockPackage) lockState {
-	out := lockState{lock: slices.Clone(s.lock), objects: slices.Clone(s.objects)}
-	for _, e := range entries {
-		o := resolve.Object{Kind: e.Type, Name: e.Name, Repo: reference.Repository(e.Source), Version: e.Version}
-		i := slices.IndexFunc(out.objects, func(x resolve.Object) bool { return x.Kind == o.Kind && x.Name == o.Name })
-		if i >= 0 {
-			old := out.objects[i].Repo
-			out.lock = slices.DeleteFunc(out.lock, func(lp installed.LockPackage) bool { return installed.SameRepo(lp.Source, old) })
-			out.objects[i] = o
-		} else {
-			out.objects = append(out.objects, o)
-		}
-		out.lock = append(out.lock, e)
-	}
-	return out
-}
-
 // predict is what the package manager does after a change that leaves
 // the cluster in after (from before), its registries read with secrets.
-func (c *Config) predict(ctx context.Context, secrets []string, before, after lockState) (*diagnose.Prediction, error) {
+func (c *Config) predict(ctx context.Context, secrets []string, before, after diagnose.LockState) (*diagnose.Prediction, error) {
 	reg, err := c.Registry(ctx)
 	if err != nil {
 		return nil, err
 	}
 	src := resolve.NewClosure(ctx, reg, secrets, c.Limits)
-	p := diagnose.Predict(src, c.crossplane(ctx), after.lock, before.lock, after.objects, before.objects)
+	p := diagnose.Predict(src, c.crossplane(ctx), before, after)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
@@ -240,10 +241,10 @@ func TestPredictionReadsWhatAMoveDrops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := stateOf(lock, pkgs)
+	before := diagnose.StateOf(lock, pkgs)
 	moved := installed.LockPackage{Name: "configuration-many", Type: "Configuration", Source: reg.Host + "/org/configuration-many", Version: "v2.0.0",
 		Dependencies: []installed.LockDependency{{Package: reg.Host + "/" + manyRepo, Constraints: ">=v2.0.0", Type: "Provider"}}}
-	p, err := cfg.predict(ctx, nil, before, before.with(moved))
+	p, err := cfg.predict(ctx, nil, before, before.With(moved))
 	if err != nil {
 		t.Fatal(err)
 	}

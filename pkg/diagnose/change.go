@@ -3,7 +3,6 @@ package diagnose
 import (
 	"context"
 	"fmt"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"maps"
 	"slices"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/releases"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
@@ -210,13 +208,8 @@ func CrossplaneVersionFinding(constraint, running string, unread error, namespac
 	}
 	if running == "" {
 		why := "no version found"
-		switch {
-		case apierrors.IsNotFound(unread):
-			why = "no Deployment crossplane in " + namespace + " (--crossplane-namespace names another)"
-		case apierrors.IsForbidden(unread):
-			why = "you may not read the Deployment crossplane in " + namespace
-		case unread != nil:
-			why = exit.Message(unread)
+		if unread != nil {
+			why = DeploymentUnread(unread, namespace)
 		}
 		return &findings.Finding{Rule: findings.RuleCrossplaneVersion, Severity: findings.Warning,
 			Message: fmt.Sprintf("%s needs Crossplane %s, which could not be checked: %s; check it with kubectl get deployment crossplane -n %s", target, constraint, why, namespace)}

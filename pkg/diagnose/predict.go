@@ -1,9 +1,15 @@
 package diagnose
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/crossplane/flags"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
@@ -33,6 +39,75 @@ type Crossplane struct {
 	Read string `json:"read"`
 	// Why says why the configuration could not be read (Read unknown).
 	Why string `json:"why,omitempty"`
+}
+
+// CrossplaneOf is what a plan knows of the running Crossplane: its
+// Deployment d as read (unread says why it could not be: an offline
+// plan passes ErrOffline), and assume, --assume-dependency-upgrades ("":
+// read them).
+func CrossplaneOf(d *cluster.CrossplaneDeployment, unread error, namespace, assume string) Crossplane {
+	cp := Crossplane{Config: flags.Defaults(), Read: ConfigUnknown}
+	if unread == nil {
+		cp.Config, cp.Version, cp.Read = flags.Parse(d.Args, d.Env), d.Version, ConfigRead
+	} else {
+		cp.Why = DeploymentUnread(unread, namespace)
+	}
+	if assume != "" {
+		cp.Config, cp.Read = cp.Assume(assume), ConfigAssumed
+	}
+	return cp
+}
+
+// ErrOffline: an offline plan reads no Deployment.
+var ErrOffline = errors.New("planned offline")
+
+// DeploymentUnread says why the Deployment crossplane in namespace could
+// not be read.
+func DeploymentUnread(err error, namespace string) string {
+	switch {
+	case errors.Is(err, ErrOffline):
+		return "planned offline"
+	case apierrors.IsNotFound(err):
+		return "no Deployment crossplane in " + namespace + " (--crossplane-namespace names another)"
+	case apierrors.IsForbidden(err):
+		return "you may not read the Deployment crossplane in " + namespace
+	}
+	return exit.Message(err)
+}
+
+// LockState is the Lock and the package objects, as they are or as a
+// change leaves them.
+type LockState struct {
+	Lock    []installed.LockPackage
+	Objects []resolve.Object
+}
+
+// StateOf is the cluster's state as it is.
+func StateOf(lock []installed.LockPackage, pkgs []*installed.Package) LockState {
+	return LockState{Lock: lock, Objects: Objects(pkgs)}
+}
+
+// With is s changed by entries, Lock entries of packages as a change
+// leaves them (Name the package object's name, Type its kind). A package
+// that exists moves to its entry's version: its entry of that source
+// leaves the Lock and the new one is added at the end, as the package
+// manager adds a new revision there; a new package's entry is added
+// beside any other of its source (a twin, which the resolver refuses).
+func (s LockState) With(entries ...installed.LockPackage) LockState {
+	out := LockState{Lock: slices.Clone(s.Lock), Objects: slices.Clone(s.Objects)}
+	for _, e := range entries {
+		o := resolve.Object{Kind: e.Type, Name: e.Name, Repo: reference.Repository(e.Source), Version: e.Version}
+		i := slices.IndexFunc(out.Objects, func(x resolve.Object) bool { return x.Kind == o.Kind && x.Name == o.Name })
+		if i >= 0 {
+			old := out.Objects[i].Repo
+			out.Lock = slices.DeleteFunc(out.Lock, func(lp installed.LockPackage) bool { return installed.SameRepo(lp.Source, old) })
+			out.Objects[i] = o
+		} else {
+			out.Objects = append(out.Objects, o)
+		}
+		out.Lock = append(out.Lock, e)
+	}
+	return out
 }
 
 // Settings are the resolver's settings the configuration makes.
@@ -74,17 +149,16 @@ type Prediction struct {
 // kind a dependency's move drops): Findings returns them too.
 func (p *Prediction) Note(fs ...findings.Finding) { p.noted = append(p.noted, fs...) }
 
-// Predict simulates the resolver over lock, the Lock as the change leaves
-// it, and objects, the package objects as the change leaves them; before
-// is the same of the cluster as it is, so that what the change causes is
-// told from what was so already.
-func Predict(src resolve.Source, cp Crossplane, lock, beforeLock []installed.LockPackage, objects, beforeObjects []resolve.Object) *Prediction {
+// Predict simulates the resolver over after, the Lock and the package
+// objects as the change leaves them; before is the same of the cluster as
+// it is, so that what the change causes is told from what was so already.
+func Predict(src resolve.Source, cp Crossplane, before, after LockState) *Prediction {
 	p := &Prediction{Crossplane: cp}
-	p.Resolution = resolve.Simulate(src, cp.Settings(), lock, objects)
-	p.before = resolve.Simulate(src, cp.Settings(), beforeLock, beforeObjects)
+	p.Resolution = resolve.Simulate(src, cp.Settings(), after.Lock, after.Objects)
+	p.before = resolve.Simulate(src, cp.Settings(), before.Lock, before.Objects)
 	if cp.Read == ConfigUnknown {
 		other := resolve.Settings{Upgrades: true, Downgrades: true}
-		if o := resolve.Simulate(src, other, lock, objects); !sameOutcome(o, p.Resolution) {
+		if o := resolve.Simulate(src, other, after.Lock, after.Objects); !sameOutcome(o, p.Resolution) {
 			p.Otherwise, p.OtherwiseFlag = o, "--enable-dependency-version-downgrades"
 		}
 	}

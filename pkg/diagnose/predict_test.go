@@ -51,7 +51,7 @@ func TestPredictionFindings(t *testing.T) {
 	before := []installed.LockPackage{depAt}
 
 	after := []installed.LockPackage{depAt, cfgNeeding("a", ">=v0.2.0")}
-	p := Predict(reg, read, after, before, objectsOf(after), objectsOf(before))
+	p := Predict(reg, read, LockState{Lock: before, Objects: objectsOf(before)}, LockState{Lock: after, Objects: objectsOf(after)})
 	fs := p.Findings("a:v1")
 	if len(fs) != 1 || fs[0].Rule != findings.RuleDependencyConstraint || fs[0].Severity != findings.Warning ||
 		!strings.Contains(fs[0].Message, "configuration/d heals it at v0.2.0") {
@@ -59,7 +59,7 @@ func TestPredictionFindings(t *testing.T) {
 	}
 
 	after = []installed.LockPackage{depAt, cfgNeeding("a", ">=v0.2.0"), cfgNeeding("b", "<v0.1.0")}
-	p = Predict(reg, read, after, before, objectsOf(after), objectsOf(before))
+	p = Predict(reg, read, LockState{Lock: before, Objects: objectsOf(before)}, LockState{Lock: after, Objects: objectsOf(after)})
 	fs = p.Findings("the change")
 	if len(fs) != 2 || fs[0].Severity != findings.Blocking || !strings.Contains(fs[0].Message, "so configuration/a can never become healthy") || fs[1].Object != "configuration/b" {
 		t.Errorf("never healthy: %+v", fs)
@@ -67,7 +67,7 @@ func TestPredictionFindings(t *testing.T) {
 
 	unknown := Crossplane{Config: flags.Defaults(), Read: ConfigUnknown, Why: "planned offline"}
 	after = []installed.LockPackage{depAt, cfgNeeding("a", ">=v0.2.0")}
-	p = Predict(reg, unknown, after, before, objectsOf(after), objectsOf(before))
+	p = Predict(reg, unknown, LockState{Lock: before, Objects: objectsOf(before)}, LockState{Lock: after, Objects: objectsOf(after)})
 	fs = p.Findings("a:v1")
 	if len(fs) != 2 || fs[1].Rule != findings.RuleCrossplaneConfig || !strings.Contains(fs[1].Message, "with --enable-dependency-version-downgrades the package manager would instead: upgrades configuration/d") || p.Otherwise == nil {
 		t.Errorf("unknown flags: %+v", fs)
@@ -75,7 +75,7 @@ func TestPredictionFindings(t *testing.T) {
 
 	stalled := []installed.LockPackage{depAt, cfgNeeding("a", ">=v9.0.0")}
 	stalled[0].Source = "r.io/gone"
-	p = Predict(reg, read, []installed.LockPackage{depAt}, stalled, objectsOf([]installed.LockPackage{depAt}), objectsOf(stalled))
+	p = Predict(reg, read, LockState{Lock: stalled, Objects: objectsOf(stalled)}, LockState{Lock: []installed.LockPackage{depAt}, Objects: objectsOf([]installed.LockPackage{depAt})})
 	lock := []findings.Finding{{Rule: findings.RuleDependencyUnresolved, Severity: findings.Warning, Object: "lock/lock", Message: "the Lock is not resolved"}}
 	if got := p.Resolving(lock); got[0].Severity != findings.Info || !strings.Contains(got[0].Message, "after the change it does") {
 		t.Errorf("resolving: %+v", got)

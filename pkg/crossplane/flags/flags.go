@@ -6,6 +6,8 @@
 package flags
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -79,3 +81,23 @@ func Parse(args []string, env map[string]string) Config {
 // Upgrades tells whether the resolver moves installed dependencies:
 // either flag turns it on.
 func (c Config) Upgrades() bool { return c.DependencyUpgrades || c.DependencyDowngrades }
+
+// Assumptions are what a plan may take the dependency-upgrade flags to
+// be in place of reading them (--assume-dependency-upgrades).
+var Assumptions = []string{"off", "upgrades", "downgrades"}
+
+// CheckAssumption refuses a value that is none of Assumptions ("" is
+// none at all).
+func CheckAssumption(v string) error {
+	if v == "" || slices.Contains(Assumptions, v) {
+		return nil
+	}
+	return fmt.Errorf("--assume-dependency-upgrades must be off, upgrades or downgrades, not %q", v)
+}
+
+// Assume is c with the dependency-upgrade flags an assumption sets.
+func (c Config) Assume(v string) Config {
+	c.DependencyUpgrades = v != "off"
+	c.DependencyDowngrades = v == "downgrades"
+	return c
+}

@@ -27,3 +27,18 @@ func TestParse(t *testing.T) {
 		t.Error("downgrades turn on upgrades")
 	}
 }
+
+func TestAssume(t *testing.T) {
+	for v, want := range map[string][2]bool{"off": {false, false}, "upgrades": {true, false}, "downgrades": {true, true}} {
+		c := Parse([]string{"--enable-dependency-version-downgrades", "--poll-interval=5s"}, nil).Assume(v)
+		if c.DependencyUpgrades != want[0] || c.DependencyDowngrades != want[1] || c.PollInterval != "5s" {
+			t.Errorf("%s: %+v", v, c)
+		}
+		if err := CheckAssumption(v); err != nil {
+			t.Error(err)
+		}
+	}
+	if CheckAssumption("on") == nil {
+		t.Error("on is no assumption")
+	}
+}
