@@ -22,6 +22,8 @@ type DoctorOptions struct {
 	DryRun string
 	Backup string
 	Wait   time.Duration
+	// OrphanExternal: --orphan-external-resources.
+	OrphanExternal bool
 	// CrossplaneVersion is the release of Crossplane to check an upgrade
 	// to; Offline reads no registry for it.
 	CrossplaneVersion string
@@ -53,6 +55,7 @@ func NewCmdDoctor(root *Root) *cobra.Command {
 	addDryRunFlag(f, &o.DryRun, "with --fix, print the repair and change nothing", "with --fix, have the API server check each step without making it")
 	f.StringVar(&o.Backup, "backup", "", "With --fix: the new file to save the objects it changes to; refused if the path exists (default: doctor-backup-TIME.yaml in the current directory).")
 	f.DurationVar(&o.Wait, "wait", action.DefaultRepairSettle, "With --fix: how long to wait for the package manager to take the repair in before reporting again.")
+	f.BoolVar(&o.OrphanExternal, "orphan-external-resources", false, "With --fix: end the deletion of a definition whose provider is not installed by removing its objects' finalizers, leaving what they manage (listed first) in place and unmanaged.")
 	f.StringVar(&o.CrossplaneVersion, "crossplane-version", "", "Also check an upgrade of Crossplane to this release (MAJOR.MINOR.PATCH, with or without v).")
 	f.BoolVar(&o.Offline, "offline", false, "With --crossplane-version: read no registry (the packages' Crossplane constraints are then not checked).")
 	f.StringVar(&o.XPNamespace, "crossplane-namespace", defaultXPNamespace, "Namespace of Crossplane (its Deployment) and of the packages' pull secrets.")
@@ -73,8 +76,8 @@ func (o *DoctorOptions) Validate() error {
 	if err := checkDryRun(o.DryRun); err != nil {
 		return err
 	}
-	if !o.Fix && (o.Yes || o.DryRun != dryRunNone || o.Backup != "") {
-		return &exit.UsageError{Err: errors.New("--yes, --dry-run and --backup go with --fix"), Hint: "See 'kubectl xpkg doctor --help' for usage."}
+	if !o.Fix && (o.Yes || o.DryRun != dryRunNone || o.Backup != "" || o.OrphanExternal) {
+		return &exit.UsageError{Err: errors.New("--yes, --dry-run, --backup and --orphan-external-resources go with --fix"), Hint: "See 'kubectl xpkg doctor --help' for usage."}
 	}
 	if err := checkBackup(o.Backup); err != nil {
 		return err
@@ -106,6 +109,7 @@ func (o *DoctorOptions) Run(ctx context.Context) error {
 		return err
 	}
 	d := action.NewDoctor(cfg)
+	d.OrphanExternal = o.OrphanExternal
 	if o.Fix {
 		return o.fix(ctx, d)
 	}

@@ -45,9 +45,9 @@ func TestDoctorPrintsTheTerminatingDefinition(t *testing.T) {
 	want := "  BLOCKING CRD widgets.stored.example.org has been deleting for 60m and cannot finish while objects of its kind exist: 1 Widget object(s) remain and hold it: " +
 		"team-a/w-1 (finalizers: finalizer.managedresource.crossplane.io). Only the controller of provider/provider-widgets removes finalizer.managedresource.crossplane.io, " +
 		"and provider/provider-widgets is not installed: the revision that served the kind, provider-widgets-0123456789ab, is gone. " +
-		"Until it is gone the API server creates no Widget.stored.example.org. Install provider/provider-widgets again: its controller then removes the finalizers, " +
-		"deleting what each object manages, and the deletion finishes; or let the deletion finish by orphaning: kubectl patch widgets.stored.example.org w-1 -n team-a " +
-		`--type=merge -p '{"metadata":{"finalizers":null}}' removes an object's finalizers, leaving what it manages in place, unmanaged [definition-terminating]`
+		"Until it is gone the API server creates no Widget.stored.example.org. Install provider/provider-widgets again, then kubectl xpkg doctor --fix saves every object, " +
+		"removes its finalizer without deleting what it manages, waits for the package manager to make the CRD again and makes each object again under its external name; " +
+		"or let the deletion finish by orphaning what the objects manage: kubectl xpkg doctor --fix --orphan-external-resources lists it, then removes their finalizers [definition-terminating]"
 	if lines[2] != want {
 		t.Errorf("doctor prints\n%s\nwant\n%s", lines[2], want)
 	}

@@ -117,8 +117,11 @@ func (o *DoctorOptions) repair(ctx context.Context, d *action.Doctor, rep *actio
 	if o.DryRun == dryRunServer {
 		suffix = " (server dry run)"
 	}
-	err := d.Repair(ctx, rep, action.RepairOptions{DryRun: o.DryRun == dryRunServer,
+	err := d.Repair(ctx, rep, action.RepairOptions{DryRun: o.DryRun == dryRunServer, Wait: o.Wait, Interval: settleInterval,
 		Done: func(st diagnose.RepairStep) { fmt.Fprintf(out, "%s%s\n", st.Done(), suffix) }})
+	for _, n := range rep.Repair.Notes {
+		fmt.Fprintf(out, "Note: %s\n", n)
+	}
 	if err != nil || o.DryRun == dryRunServer {
 		return err
 	}

@@ -62,6 +62,15 @@ func writeRepair(w io.Writer, rp *action.Repair) error {
 	for i, st := range rp.Steps {
 		fmt.Fprintf(&sb, "  %d. %s [%s]\n", i+1, st.Message, st.Rule)
 	}
+	if len(rp.Orphaning) > 0 {
+		fmt.Fprintf(&sb, "Left in place and unmanaged by --orphan-external-resources (%d): nothing will manage or delete them; to manage one again, make its object again with its external name:\n", len(rp.Orphaning))
+		for _, o := range rp.Orphaning {
+			fmt.Fprintf(&sb, "  - %s\n", o)
+		}
+	}
+	for _, l := range rp.Left {
+		fmt.Fprintf(&sb, "Left alone: %s\n", l)
+	}
 	_, err := io.WriteString(w, sb.String())
 	return err
 }

@@ -26,6 +26,10 @@ type Doctor struct {
 	// NoRegistry reads no package from a registry (--offline): the
 	// packages' Crossplane constraints go unchecked.
 	NoRegistry bool
+	// OrphanExternal lets --fix end a definition's deletion, whose kind's
+	// package is not installed, by removing its objects' finalizers and
+	// leaving what they manage unmanaged (--orphan-external-resources).
+	OrphanExternal bool
 }
 
 // NewDoctor examines cfg's cluster.

@@ -77,8 +77,8 @@ func TestDoctorDefinitionTerminatingProviderGone(t *testing.T) {
 			"w-1 (finalizers: finalizer.managedresource.crossplane.io), w-2 (finalizers: finalizer.managedresource.crossplane.io), w-3 (finalizers: finalizer.managedresource.crossplane.io), 1 more.",
 		"Only the controller of provider/provider-widgets removes finalizer.managedresource.crossplane.io, and provider/provider-widgets is not installed: the revision that served the kind, "+rev+", is gone.",
 		"Until it is gone the API server creates no Widget.stored.example.org, so the Compositions that compose it cannot: xwidgets.",
-		"Install provider/provider-widgets again: its controller then removes the finalizers",
-		`or let the deletion finish by orphaning: kubectl patch widgets.stored.example.org w-1 --type=merge -p '{"metadata":{"finalizers":null}}'`)
+		"Install provider/provider-widgets again, then kubectl xpkg doctor --fix saves every object, removes its finalizer without deleting what it manages",
+		"or let the deletion finish by orphaning what the objects manage: kubectl xpkg doctor --fix --orphan-external-resources lists it")
 	if fs[0].Object != "customresourcedefinition/widgets.stored.example.org" || *fs[0].Count != 4 || strings.Contains(fs[0].Message, "xgadgets") {
 		t.Errorf("finding %+v", fs[0])
 	}
@@ -100,7 +100,7 @@ func TestDoctorDefinitionTerminatingRevisionDropped(t *testing.T) {
 	r := doctor(t, crd, deleting(widget("w-1"), time.Hour, diagnose.ManagedFinalizer))
 	want(t, r, findings.RuleDefinitionTerminating, 1, findings.Blocking,
 		"The MRD it was made from is gone and no revision owns it any more: the provider that served Widget.stored.example.org is not installed, so nothing removes finalizer.managedresource.crossplane.io.",
-		"Install the provider that serves Widget.stored.example.org again: its controller then removes the finalizers")
+		"Install the provider that serves Widget.stored.example.org again, then kubectl xpkg doctor --fix saves every object")
 }
 
 // TestDoctorDefinitionTerminatingProviderRuns: while the controller of
@@ -120,12 +120,12 @@ func TestDoctorDefinitionTerminatingProviderRuns(t *testing.T) {
 	r := doctor(t, objs(map[string]any{"type": "RuntimeHealthy", "status": "True"})...)
 	want(t, r, findings.RuleDefinitionTerminating, 1, findings.Warning,
 		"The controller of provider/p (active revision p-2) removes finalizer.managedresource.crossplane.io as it deletes what each object manages",
-		"the revisions of provider/p own it and lose it when it goes", "If its controller cannot delete what they manage, let the deletion finish by orphaning")
+		"the revisions of provider/p own it and lose it when it goes", "If its controller cannot delete what they manage, kubectl xpkg doctor --fix saves every object")
 
 	r = doctor(t, objs(map[string]any{"type": "RuntimeHealthy", "status": "False", "message": "Deployment has no minimum availability"})...)
 	want(t, r, findings.RuleDefinitionTerminating, 1, findings.Blocking,
 		"Only the controller of provider/p removes finalizer.managedresource.crossplane.io, and its active revision p-2 does not run (RuntimeHealthy=False: Deployment has no minimum availability).",
-		"Get provider/p's runtime running again")
+		"kubectl xpkg doctor --fix saves every object", "or get provider/p's runtime running again: its controller then removes the finalizers, deleting what each object manages")
 }
 
 // TestDoctorDefinitionTerminatingNothingHolds: a CRD being deleted that

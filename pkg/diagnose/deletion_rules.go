@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,7 +39,7 @@ func (s *State) definitionsTerminating() []findings.Finding {
 		}
 		crd := s.crdOf(d)
 		msg := fmt.Sprintf("%s %s has been deleting for %s and cannot finish while objects of its kind exist: %d %s object(s) remain and hold it: %s. %s %s%s",
-			defKind(d.Resource), d.Name, since(*d.Deleting), h.n, h.kind, objectList(h.first, h.n, false), whoRemoves(sv, crd), s.breaks(d, crd, sv), wayOut(sv, crd, h.first[0]))
+			defKind(d.Resource), d.Name, since(*d.Deleting), h.n, h.kind, objectList(h.first, h.n, false), whoRemoves(sv, crd), s.breaks(d, crd, sv), wayOut(sv, crd, h.first[0], true))
 		out = append(out, findings.Finding{Rule: findings.RuleDefinitionTerminating, Severity: sev, Object: DefinitionObject(d.Resource, d.Name),
 			Count: findings.Count(int64(h.n)), Message: msg})
 	}
@@ -125,19 +126,31 @@ func (s *State) breaks(d *cluster.DefinitionMeta, crd *cluster.CRD, sv server) s
 
 // wayOut is the one sentence that ends the deletion: the package that
 // serves the kind running again, whose controller removes the finalizers,
-// or the deletion finished by orphaning what the objects manage.
-func wayOut(sv server, crd *cluster.CRD, example cluster.ObjectMeta) string {
+// or the deletion finished by orphaning what the objects manage. For a
+// definition's deletion (terminating), doctor --fix is the way: it makes
+// the objects again once the package manager has made the definition
+// again, or, asked to, orphans them.
+func wayOut(sv server, crd *cluster.CRD, example cluster.ObjectMeta, terminating bool) string {
 	orphan := fmt.Sprintf("let the deletion finish by orphaning: kubectl patch %s %s%s --type=merge -p '{\"metadata\":{\"finalizers\":null}}' removes an object's finalizers, leaving what it manages in place, unmanaged",
 		crd.Name, example.Name, namespaceFlag(example.Namespace))
+	restore := ""
+	if terminating {
+		orphan = "let the deletion finish by orphaning what the objects manage: kubectl xpkg doctor --fix --orphan-external-resources lists it, then removes their finalizers"
+		restore = ", then kubectl xpkg doctor --fix saves every object, removes its finalizer without deleting what it manages, waits for the package manager to make the CRD again and makes each object again under its external name"
+	}
 	switch {
 	case sv.pkg == "" && sv.mrdGone:
-		return fmt.Sprintf("Install the provider that serves %s again: its controller then removes the finalizers, deleting what each object manages, and the deletion finishes; or %s", kindOf(crd), orphan)
+		return fmt.Sprintf("Install the provider that serves %s again%s; or %s", kindOf(crd), cmp.Or(restore, ": its controller then removes the finalizers, deleting what each object manages, and the deletion finishes"), orphan)
 	case sv.pkg == "" || !sv.judged:
 		return "To end it, " + orphan
 	case sv.p == nil:
-		return fmt.Sprintf("Install %s again: its controller then removes the finalizers, deleting what each object manages, and the deletion finishes; or %s", sv.pkg, orphan)
+		return fmt.Sprintf("Install %s again%s; or %s", sv.pkg, cmp.Or(restore, ": its controller then removes the finalizers, deleting what each object manages, and the deletion finishes"), orphan)
 	case sv.active == nil:
-		return fmt.Sprintf("Activate a revision of %s (kubectl xpkg upgrade %s --activate): its controller then removes the finalizers; or %s", sv.pkg, sv.pkg, orphan)
+		return fmt.Sprintf("Activate a revision of %s (kubectl xpkg upgrade %s --activate)%s; or %s", sv.pkg, sv.pkg, cmp.Or(restore, ": its controller then removes the finalizers"), orphan)
+	case terminating && !sv.runs():
+		return fmt.Sprintf("kubectl xpkg doctor --fix%s; or get %s's runtime running again: its controller then removes the finalizers, deleting what each object manages", strings.TrimPrefix(restore, ", then kubectl xpkg doctor --fix"), sv.pkg)
+	case terminating:
+		return "If its controller cannot delete what they manage, kubectl xpkg doctor --fix" + strings.TrimPrefix(restore, ", then kubectl xpkg doctor --fix")
 	case !sv.runs():
 		return fmt.Sprintf("Get %s's runtime running again: its controller then removes the finalizers; or %s", sv.pkg, orphan)
 	}
@@ -182,7 +195,7 @@ func (s *State) managedDeleting() []findings.Finding {
 		out = append(out, findings.Finding{Rule: findings.RuleManagedDeletionStuck, Severity: findings.Blocking, Object: DefinitionObject(cluster.ResourceCRDs, crd.Name),
 			Count: findings.Count(int64(h.deletingN)),
 			Message: fmt.Sprintf("%d %s object(s) (CRD %s) are being deleted and wait for %s, which only the controller of %s removes, and %s %s: %s. %s",
-				h.deletingN, h.kind, crd.Name, ManagedFinalizer, sv.pkg, sv.pkg, state, objectList(h.deletingFirst, h.deletingN, true), wayOut(sv, crd, h.deletingFirst[0]))})
+				h.deletingN, h.kind, crd.Name, ManagedFinalizer, sv.pkg, sv.pkg, state, objectList(h.deletingFirst, h.deletingN, true), wayOut(sv, crd, h.deletingFirst[0], false))})
 	}
 	return out
 }

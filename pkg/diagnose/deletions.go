@@ -33,6 +33,8 @@ type deletionState struct {
 	// compositions were read (compositionsRead) once a deletion is held.
 	compositions     []cluster.Composition
 	compositionsRead bool
+	// heldRepairs is the repair ReadHeldRepairs planned.
+	heldRepairs heldRepairs
 }
 
 // heldObjects sums up the objects of one kind.

@@ -36,6 +36,9 @@ type RepairStep struct {
 	Revision *installed.Revision   `json:"-"` // RepairDelete
 	Entry    installed.LockPackage `json:"-"` // RepairRemoveLockEntry
 	Owner    *OrphanRef            `json:"-"` // RepairRemoveOwnerRef
+	// Held is the definition and the object, as read whole, of the steps
+	// that end a deletion held by objects of its kind.
+	Held *Held `json:"-"`
 	// UID is the changed object's (the Lock's for an entry): the repair
 	// stops when it is another object by then.
 	UID string `json:"-"`
@@ -66,19 +69,33 @@ func (st RepairStep) Done() string {
 		return fmt.Sprintf("%s: entry %s removed", st.Object, st.Entry.Name)
 	case RepairRemoveRecord:
 		return st.Object + ": record of the repair cut short removed"
+	case RepairRemoveFinalizer:
+		return st.Object + ": " + ManagedFinalizer + " removed"
+	case RepairAwaitDefinition:
+		return st.Object + " gone and made again by the package manager"
+	case RepairRecreate:
+		return st.Object + " recreated with external name " + externalName(st.Held.Object)
 	}
 	return fmt.Sprintf("%s: owner reference to %s removed", st.Object, st.Owner.OwnerName)
 }
 
 // RepairSteps: deleting the stale revisions behind duplicate nodes first
 // (what takes every package down), then the stale Lock entries and the
-// orphaned controller references.
+// orphaned controller references, then the deletions held by objects
+// (planned by ReadHeldRepairs).
 func (s *State) RepairSteps() []RepairStep {
 	steps := s.staleRevisionSteps()
 	steps = append(steps, s.goneEntrySteps()...)
 	steps = append(steps, s.orphanSteps()...)
+	steps = append(steps, s.heldSteps()...)
 	return append(steps, s.recordSteps()...)
 }
+
+// Replanned says whether the step is planned again from a new reading
+// before it is made. The steps on held objects are not: each write
+// carries the object's UID as its precondition, and the steps before
+// change what a new reading would plan.
+func (st RepairStep) Replanned() bool { return st.Held == nil }
 
 // recordSteps: the record a repair killed mid-way left on the Lock goes
 // last, once the repair it tells of is finished.

@@ -51,6 +51,8 @@ type Operation struct {
 	// Was is, for upgrade --family, the reference the package ran before
 	// the step (what a rollback goes back to).
 	Was string `json:"was,omitempty"`
+	// Backup is, for doctor --fix, the file it saved what it changes to.
+	Backup string `json:"backup,omitempty"`
 }
 
 // String is the annotation's value.

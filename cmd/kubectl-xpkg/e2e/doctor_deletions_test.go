@@ -93,7 +93,7 @@ func TestDoctorFindsTheTerminatingDefinition(t *testing.T) {
 	t.Logf("transcript:\n$ kubectl xpkg doctor\n%s%s", r.Stdout, r.Stderr)
 	contains(t, "doctor", r.Stdout, "BLOCKING CRD "+nopCRD+" has been deleting for ",
 		"1 NopResource object(s) remain and hold it: "+held+" (finalizers: finalizer.managedresource.crossplane.io)",
-		"kubectl patch "+nopCRD+" "+held+" --type=merge", "[definition-terminating]")
+		"kubectl xpkg doctor --fix --orphan-external-resources", "[definition-terminating]")
 	// The garbage collector drops the gone revision's reference from the
 	// CRD when it sees the MRD still standing; whether it does before the
 	// MRD goes is a race. Either way the provider is said not to be
