@@ -32,9 +32,22 @@ func (d *Doctor) PlanRepair(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	s.ReadHeldRepairs(ctx, c, d.OrphanExternal)
-	rep.Repair = &Repair{Steps: s.RepairSteps(), Left: s.RepairLeft(), Orphaning: s.Orphaning()}
+	rec, _ := s.RepairRecord()
+	resume, left, err := repair.Resume(ctx, c, d.mapper, rec)
+	if err != nil {
+		return nil, err
+	}
+	steps := s.RepairSteps()
+	if n := len(steps); n > 0 && len(resume) > 0 {
+		// The record's removal stays last, once the repair it tells of is
+		// finished.
+		steps = append(steps[:n-1:n-1], append(resume, steps[n-1])...)
+	}
+	rep.Repair = &Repair{Steps: steps, Left: append(s.RepairLeft(), left...), Orphaning: s.Orphaning()}
 	return rep, nil
 }
+
+func (d *Doctor) mapper() (meta.RESTMapper, error) { return d.cfg.apiClients().Mapper() }
 
 // Backup is every object the repair changes or deletes, as it is now,
 // as kubectl apply -f takes it back.
@@ -65,7 +78,7 @@ func (d *Doctor) Repair(ctx context.Context, rep *Report, o RepairOptions) error
 		return err
 	}
 	e := &repair.Executor{Cluster: c, ID: newOperationID(), DryRun: o.DryRun, Wait: o.Wait, Interval: o.Interval, Done: o.Done,
-		Mapper: func() (meta.RESTMapper, error) { return d.cfg.apiClients().Mapper() },
+		Mapper: d.mapper,
 		Replan: func(ctx context.Context) ([]diagnose.RepairStep, error) {
 			_, s, err := d.examine(ctx)
 			if err != nil {

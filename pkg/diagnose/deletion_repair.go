@@ -145,7 +145,7 @@ func (s *State) heldSteps() []RepairStep {
 		for _, u := range hr.objects {
 			h := hr.held
 			h.Object = u
-			msg := fmt.Sprintf("remove %s from %s %s (external name %s)%s", ManagedFinalizer, hr.held.CRD.Kind, displayName(u), externalName(u), deletedSince(u))
+			msg := fmt.Sprintf("remove %s from %s %s (external name %s)%s", ManagedFinalizer, hr.held.CRD.Kind, displayName(u), ExternalName(u), deletedSince(u))
 			if !hr.restore {
 				msg += ": what it manages is left in place, unmanaged"
 			}
@@ -160,7 +160,7 @@ func (s *State) heldSteps() []RepairStep {
 			h := hr.held
 			h.Object = u
 			out = append(out, RepairStep{Rule: findings.RuleDefinitionTerminating, Action: RepairRecreate, Object: HeldName(hr.held.CRD, u), UID: string(u.GetUID()), Held: &h,
-				Message: fmt.Sprintf("make %s %s again from the backup, with external name %s%s", hr.held.CRD.Kind, displayName(u), externalName(u), policies(u))})
+				Message: fmt.Sprintf("make %s %s again from the backup, with external name %s%s", hr.held.CRD.Kind, displayName(u), ExternalName(u), policies(u))})
 		}
 	}
 	return out
@@ -178,7 +178,8 @@ func HeldName(crd *cluster.CRD, u *unstructured.Unstructured) string {
 	return crd.Name + "/" + displayName(u)
 }
 
-func externalName(u *unstructured.Unstructured) string {
+// ExternalName is u's external name, or says it has none.
+func ExternalName(u *unstructured.Unstructured) string {
 	if n := u.GetAnnotations()[ExternalNameAnnotation]; n != "" {
 		return n
 	}
@@ -209,7 +210,7 @@ func (s *State) Orphaning() []string {
 			continue
 		}
 		for _, u := range hr.objects {
-			out = append(out, fmt.Sprintf("%s %s (external name %s)", hr.held.CRD.Kind, displayName(u), externalName(u)))
+			out = append(out, fmt.Sprintf("%s %s (external name %s)", hr.held.CRD.Kind, displayName(u), ExternalName(u)))
 		}
 	}
 	return slices.Clip(out)

@@ -92,9 +92,24 @@ func (s *State) unfinishedRepair() []findings.Finding {
 	case op == nil:
 		return nil
 	}
+	if HeldRecord(op) {
+		// Past a finalizer's removal, objects went that only the backup
+		// holds: a new repair finds nothing left to plan for them.
+		return []findings.Finding{{Rule: findings.RuleUnfinishedOperation, Severity: findings.Blocking, Object: lock.KindName(),
+			Message: fmt.Sprintf("%s %s stopped at step %d of %d (%s), recorded on the Lock: unless it is running now, it was cut short after removing the finalizers of objects whose definition was being deleted, and those objects are gone; once the package manager has made their CRD again (kubectl get crd), kubectl apply -f %s makes them again from its backup, with their external names; then kubectl xpkg doctor --fix removes this record",
+				op.Operation, op.ID, op.Step, op.Of, op.StepName, cmp.Or(op.Backup, "BACKUP (the file it said it saved them to)"))}}
+	}
 	return []findings.Finding{{Rule: findings.RuleUnfinishedOperation, Severity: findings.Warning, Object: lock.KindName(),
 		Message: fmt.Sprintf("%s %s stopped at step %d of %d (%s), recorded on the Lock: unless it is running now, it was cut short; every step it made is whole, and the findings here say what is left: run kubectl xpkg doctor --fix again to finish the repair (it removes the record)",
 			op.Operation, op.ID, op.Step, op.Of, op.StepName)}}
+}
+
+// HeldRecord: op is a doctor --fix cut short in the repair of a held
+// deletion (at the first finalizer's removal or after it), so objects
+// may be gone that only its backup holds.
+func HeldRecord(op *installed.Operation) bool {
+	action, _, _ := strings.Cut(op.StepName, " ")
+	return op.Operation == installed.OperationRepair && (action == RepairRemoveFinalizer || action == RepairAwaitDefinition || action == RepairRecreate)
 }
 
 // lockRecord is the record of an operation on the Lock (nil lock: no

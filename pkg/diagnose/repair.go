@@ -74,7 +74,7 @@ func (st RepairStep) Done() string {
 	case RepairAwaitDefinition:
 		return st.Object + " gone and made again by the package manager"
 	case RepairRecreate:
-		return st.Object + " recreated with external name " + externalName(st.Held.Object)
+		return st.Object + " recreated with external name " + ExternalName(st.Held.Object)
 	}
 	return fmt.Sprintf("%s: owner reference to %s removed", st.Object, st.Owner.OwnerName)
 }

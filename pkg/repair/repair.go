@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -113,7 +114,7 @@ func (e *Executor) step(ctx context.Context, rp *Plan, i int, planned diagnose.R
 		// Recorded before the step (a kill leaves it for doctor to
 		// name) and before it is planned again, which this write does
 		// not change.
-		op := &installed.Operation{Operation: installed.OperationRepair, ID: e.ID, From: diagnose.LockObject, Of: len(rp.Steps), Backup: rp.Backup,
+		op := &installed.Operation{Operation: installed.OperationRepair, ID: e.ID, From: diagnose.LockObject, Of: len(rp.Steps), Backup: absolute(rp.Backup),
 			Step: i + 1, StepName: planned.Action + " " + planned.Object}
 		if err := e.Cluster.SetLockOperation(ctx, op); err != nil {
 			return fmt.Errorf("record step %d of the repair on the Lock: %w", i+1, err)
@@ -170,6 +171,18 @@ func stopped(err error, rp *Plan, i int) error {
 // backup holds.
 func removed(rp *Plan) bool {
 	return slices.ContainsFunc(rp.Done, func(d string) bool { return strings.HasPrefix(d, diagnose.RepairRemoveFinalizer+" ") })
+}
+
+// absolute is the backup's path as a later doctor --fix, run elsewhere,
+// finds it.
+func absolute(path string) string {
+	if path == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 func backupSays(rp *Plan) string {
