@@ -202,3 +202,37 @@ func TestDoctorDeletionStuck(t *testing.T) {
 		t.Errorf("findings %+v", fs)
 	}
 }
+
+// TestDoctorProviderConfigHeldByUsages is crossplane#3271: a
+// ProviderConfig deleted an hour ago, held by in-use.crossplane.io and two
+// usages: one of a Widget that exists, one of a Widget that is gone.
+// doctor names both, the stale one to delete, reading the ProviderConfigs,
+// the usages and the Widgets with one list each.
+func TestDoctorProviderConfigHeldByUsages(t *testing.T) {
+	crd := func(kind, plural string) *unstructured.Unstructured {
+		return obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", plural+".stored.example.org", map[string]any{"spec": map[string]any{
+			"group": "stored.example.org", "scope": "Cluster", "names": map[string]any{"kind": kind, "plural": plural},
+			"versions": []any{map[string]any{"name": "v1beta1", "served": true, "storage": true}}}})
+	}
+	use := func(name, widget string) *unstructured.Unstructured {
+		u := obj("stored.example.org/v1beta1", "ProviderConfigUsage", name, map[string]any{
+			"providerConfigRef": map[string]any{"name": "default"},
+			"resourceRef":       map[string]any{"apiVersion": "stored.example.org/v1beta1", "kind": "Widget", "name": widget}})
+		u.SetLabels(map[string]string{"crossplane.io/provider-config": "default"})
+		return u
+	}
+	live := widget("w-live")
+	live.SetUID("uid-live")
+	objs := []*unstructured.Unstructured{crd("ProviderConfig", "providerconfigs"), crd("ProviderConfigUsage", "providerconfigusages"), widgetsCRD(),
+		deleting(obj("stored.example.org/v1beta1", "ProviderConfig", "default", nil), time.Hour, diagnose.InUseFinalizer),
+		use("uid-live", "w-live"), use("uid-gone", "w-gone"), live}
+	c, dyn := fakeClusterDyn(t, objs...)
+	r := doctorOn(t, c)
+	want(t, r, findings.RuleProviderConfigStuck, 1, findings.Blocking,
+		"ProviderConfig default has been deleting for 60m, held by in-use.crossplane.io, which its provider's controller removes once no ProviderConfigUsage names it: 2 usage(s) remain: ",
+		"uid-gone (Widget w-gone, gone)", "uid-live (Widget w-live, exists)",
+		"1 tell of resources that are gone: kubectl delete providerconfigusages.stored.example.org uid-gone removes them")
+	if got := requests(dyn.Actions()); got["list providerconfigs"] != 1 || got["list providerconfigusages"] != 1 || got["list widgets"] != 1 {
+		t.Errorf("requests %v, want one list of each kind", got)
+	}
+}

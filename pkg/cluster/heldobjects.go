@@ -16,7 +16,7 @@ import (
 // ObjectMeta is what doctor reads of an object of a definition's kind:
 // which it is, whether it is being deleted and what its deletion waits for.
 type ObjectMeta struct {
-	Namespace, Name string
+	Namespace, Name, UID string
 	// Deleting is when its deletion started (nil: it is not being deleted).
 	Deleting   *time.Time
 	Finalizers []string
@@ -92,14 +92,14 @@ func (c *Cluster) dynObjects(ctx context.Context, gvr schema.GroupVersionResourc
 	}
 	for i := range l.Items {
 		u := &l.Items[i]
-		each(objectMeta(&metav1.ObjectMeta{Namespace: u.GetNamespace(), Name: u.GetName(),
+		each(objectMeta(&metav1.ObjectMeta{Namespace: u.GetNamespace(), Name: u.GetName(), UID: u.GetUID(),
 			DeletionTimestamp: u.GetDeletionTimestamp(), Finalizers: u.GetFinalizers()}))
 	}
 	return l.GetContinue(), nil
 }
 
 func objectMeta(m *metav1.ObjectMeta) ObjectMeta {
-	o := ObjectMeta{Namespace: m.Namespace, Name: m.Name, Finalizers: m.Finalizers}
+	o := ObjectMeta{Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), Finalizers: m.Finalizers}
 	if m.DeletionTimestamp != nil {
 		o.Deleting = &m.DeletionTimestamp.Time
 	}

@@ -35,6 +35,10 @@ type deletionState struct {
 	compositionsRead bool
 	// heldRepairs is the repair ReadHeldRepairs planned.
 	heldRepairs heldRepairs
+	// stuckConfigs are the ProviderConfigs whose deletion usages hold;
+	// liveUIDs the UIDs of the managed resources their usages tell of.
+	stuckConfigs []stuckConfig
+	liveUIDs     map[string]bool
 }
 
 // heldObjects sums up the objects of one kind.
@@ -69,6 +73,7 @@ func (h *heldObjects) add(o cluster.ObjectMeta) {
 // request. The Compositions are read, one list, only when a deletion is
 // held by objects.
 func (s *State) readDeletions(ctx context.Context, c *cluster.Cluster) {
+	s.readProviderConfigs(ctx, c)
 	s.held = map[string]*heldObjects{}
 	for i := range s.defs {
 		d := &s.defs[i]

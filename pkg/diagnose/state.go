@@ -129,7 +129,7 @@ func Examine(ctx context.Context, c *cluster.Cluster, namespace string) (*Report
 	for _, rule := range []Rule{(*State).duplicateNodes, (*State).unresolved, (*State).twinNames, (*State).staleEntries, (*State).manualInactive, (*State).historyPiled,
 		(*State).controlConflicts, (*State).storedUndefined, (*State).objectsMissing, (*State).pinnedServiceAccounts, (*State).familySkew,
 		(*State).unfinishedOperations, (*State).pausedPackages, (*State).noRevisions, (*State).duplicatePackages, (*State).inactiveRevisions,
-		(*State).definitionsTerminating, (*State).managedDeleting, (*State).deletionsStuck} {
+		(*State).definitionsTerminating, (*State).managedDeleting, (*State).deletionsStuck, (*State).providerConfigsStuck} {
 		rep.Findings = append(rep.Findings, rule(s)...)
 	}
 	return rep, s

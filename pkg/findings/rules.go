@@ -57,6 +57,7 @@ const (
 	RuleDefinitionTerminating = "definition-terminating"
 	RuleManagedDeletionStuck  = "managed-deletion-stuck"
 	RuleDeletionStuck         = "deletion-stuck"
+	RuleProviderConfigStuck   = "providerconfig-deletion-stuck"
 
 	// Install's: what the install would do to the Lock.
 	RuleTwinInstall = "twin-install"
@@ -140,6 +141,7 @@ var Rules = []RuleDoc{
 	{RuleInactiveRevision, doctorVerb, "blocking when others depend on it, else warning: a package under Automatic activation none of whose revisions is active (its current revision inactive): it runs nothing, whatever its conditions say"},
 	{RuleDefinitionTerminating, doctorVerb, "blocking: a CRD or MRD is being deleted and objects of its kind hold it, whose finalizers only the controller of a provider that no longer runs removes (a provider deleted while its managed resources existed): names the objects, that provider and what the deletion breaks; warning while that controller runs"},
 	{RuleManagedDeletionStuck, doctorVerb, "blocking: managed resources are being deleted and wait for their finalizer, while the provider that serves their kind has no active revision (is not installed, or deactivated)"},
+	{RuleProviderConfigStuck, doctorVerb, "blocking: a ProviderConfig has been deleting for over two minutes, held by in-use.crossplane.io, which its provider's controller removes once no ProviderConfigUsage names it: names the usages, which tell of resources that are gone (the garbage collector cannot delete a usage whose owner's kind is no longer served) and the command that removes those"},
 	{RuleDeletionStuck, doctorVerb, "blocking: a package or revision has been deleting for over two minutes, held by a finalizer: names it and who removes it; nothing of its name can be made meanwhile"},
 	{RuleCrossplaneUnknown, doctorVerb, "warning: with --crossplane-version, the release table does not know the target (or the running release, or the target is a pre-release): only what can be checked without it is"},
 	{RuleCrossplaneDowngrade, doctorVerb, "blocking: the target is older than the running Crossplane, which does not support downgrades"},

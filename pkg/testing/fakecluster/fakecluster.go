@@ -55,6 +55,8 @@ var ListKinds = map[schema.GroupVersionResource]string{
 	{Group: "pkg.crossplane.io", Version: "v1beta1", Resource: "locks"}:                                        "LockList",
 	{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}:                      "CustomResourceDefinitionList",
 	{Group: "stored.example.org", Version: "v1beta1", Resource: "widgets"}:                                     "WidgetList",
+	{Group: "stored.example.org", Version: "v1beta1", Resource: "providerconfigs"}:                             "ProviderConfigList",
+	{Group: "stored.example.org", Version: "v1beta1", Resource: "providerconfigusages"}:                        "ProviderConfigUsageList",
 	{Group: "apps", Version: "v1", Resource: "deployments"}:                                                    "DeploymentList",
 	{Group: "", Version: "v1", Resource: "events"}:                                                             "EventList",
 	{Group: "apiextensions.crossplane.io", Version: "v1alpha1", Resource: "managedresourcedefinitions"}:        "ManagedResourceDefinitionList",
