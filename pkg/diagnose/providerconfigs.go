@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,6 +22,9 @@ import (
 // reconciler puts on every ProviderConfig and removes, once it is deleted,
 // when no ProviderConfigUsage names it.
 const InUseFinalizer = "in-use.crossplane.io"
+
+// configReads is how many ProviderConfig kinds are listed at once.
+const configReads = 8
 
 // usageLabel names, on a ProviderConfigUsage, the ProviderConfig it
 // counts a use of.
@@ -50,25 +56,37 @@ type usage struct {
 // metadata list each).
 func (s *State) readProviderConfigs(ctx context.Context, c *cluster.Cluster) {
 	s.stuckConfigs, s.liveUIDs = nil, map[string]bool{}
+	var kinds []*cluster.CRD
 	for i := range s.defs {
-		d := &s.defs[i]
-		if d.CRD == nil || (d.CRD.Kind != "ProviderConfig" && d.CRD.Kind != "ClusterProviderConfig") || strings.HasPrefix(d.CRD.Group, "pkg.") {
-			continue
-		}
-		var held []cluster.ObjectMeta
-		err := c.EachObject(ctx, d.CRD, func(o cluster.ObjectMeta) {
-			if o.Deleting != nil && time.Since(*o.Deleting) >= deletionGrace && slices.Contains(o.Finalizers, InUseFinalizer) {
-				held = append(held, o)
-			}
-		})
-		if err != nil {
-			s.unread = append(s.unread, exit.Message(err))
-			continue
-		}
-		for _, pc := range held {
-			s.stuckConfigs = append(s.stuckConfigs, stuckConfig{crd: d.CRD, pc: pc, usageCRD: s.usageKind(d.CRD)})
+		if d := s.defs[i].CRD; d != nil && (d.Kind == "ProviderConfig" || d.Kind == "ClusterProviderConfig") && !strings.HasPrefix(d.Group, "pkg.") {
+			kinds = append(kinds, d)
 		}
 	}
+	// Every provider serves one or two kinds: read configReads at a time.
+	var mu sync.Mutex
+	g := errgroup.Group{}
+	g.SetLimit(configReads)
+	for _, crd := range kinds {
+		g.Go(func() error {
+			var held []stuckConfig
+			err := c.EachObject(ctx, crd, func(o cluster.ObjectMeta) {
+				if o.Deleting != nil && time.Since(*o.Deleting) >= deletionGrace && slices.Contains(o.Finalizers, InUseFinalizer) {
+					held = append(held, stuckConfig{crd: crd, pc: o, usageCRD: s.usageKind(crd)})
+				}
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				s.unread = append(s.unread, exit.Message(err))
+			}
+			s.stuckConfigs = append(s.stuckConfigs, held...)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	slices.SortFunc(s.stuckConfigs, func(a, b stuckConfig) int {
+		return strings.Compare(a.crd.Name+"/"+a.pc.Namespace+"/"+a.pc.Name, b.crd.Name+"/"+b.pc.Namespace+"/"+b.pc.Name)
+	})
 	seen := map[string]bool{}
 	for i := range s.stuckConfigs {
 		sc := &s.stuckConfigs[i]
