@@ -376,11 +376,16 @@ func checkExternal(t *testing.T, p *standInProvider, objs []managed) {
 }
 
 // rerunStandIn runs the stand-in provider again for a few seconds, as the
-// provider's controller would once the objects are back.
-func rerunStandIn(p *standInProvider) {
+// provider's controller would once the objects are back, and checks that
+// it took each object up under its external name.
+func rerunStandIn(t *testing.T, c cluster, p *standInProvider, objs []managed) {
+	t.Helper()
 	p.start()
 	time.Sleep(3 * time.Second)
 	p.stop()
+	if err := managedBy(c.nopResources(), p.snapshot(), objs); err != nil {
+		t.Errorf("the stand-in provider did not take the objects up again: %v", err)
+	}
 }
 
 // TestDoctorFixRestoresAfterAPrune is crossplane#6268 repaired: a
@@ -393,7 +398,10 @@ func rerunStandIn(p *standInProvider) {
 // objects, removes the finalizer, waits for the package manager to make
 // the CRD again and recreates each object under its external name:
 // the external system sees no deletion and no second creation, and
-// doctor finds nothing.
+// doctor finds nothing. The stand-in stays stopped from the prune until
+// the repair is done, as the provider's runtime does when installed again
+// with a DeploymentRuntimeConfig of replicas: 0, as doctor advises: a
+// running controller would delete what the objects manage first.
 func TestDoctorFixRestoresAfterAPrune(t *testing.T) {
 	env, reg, c, x := start(t)
 	const nop = "e2e-fix-prune-provider-nop"
@@ -452,6 +460,8 @@ func TestDoctorFixRestoresAfterAPrune(t *testing.T) {
 		contains(t, "doctor --fix", r.Stdout, m.name)
 	}
 	checkBackup(t, backup, objs)
+	// What the repair says of its backup: kubectl apply -f takes it.
+	x.Kubectl("apply", "--dry-run=server", "-f", backup).Succeeds(t)
 
 	crd, err := c.dyn.Resource(crdsGVR).Get(context.Background(), nopCRD, metav1.GetOptions{})
 	if err != nil {
@@ -463,7 +473,7 @@ func TestDoctorFixRestoresAfterAPrune(t *testing.T) {
 	}
 	checkRestored(t, before, c.nopResources(), objs)
 
-	rerunStandIn(p)
+	rerunStandIn(t, c, p, objs)
 	checkExternal(t, p, objs)
 	r = x.Run("doctor")
 	t.Logf("transcript:\n$ kubectl xpkg doctor\n%s%s", r.Stdout, r.Stderr)
@@ -541,6 +551,7 @@ func TestDoctorFixAfterAnUpgradeDroppedTheKind(t *testing.T) {
 	r.Succeeds(t)
 	contains(t, "doctor --fix", r.Stdout, mrFinalizer+" removed", "made again", "recreated")
 	checkBackup(t, backup, objs)
+	x.Kubectl("apply", "--dry-run=server", "-f", backup).Succeeds(t)
 	crd, err := c.dyn.Resource(crdsGVR).Get(context.Background(), nopCRD, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("CRD %s after the repair: %v", nopCRD, err)
@@ -551,7 +562,7 @@ func TestDoctorFixAfterAnUpgradeDroppedTheKind(t *testing.T) {
 	}
 	checkRestored(t, before, c.nopResources(), objs)
 
-	rerunStandIn(p)
+	rerunStandIn(t, c, p, objs)
 	checkExternal(t, p, objs)
 	r = x.Run("doctor")
 	t.Logf("transcript:\n$ kubectl xpkg doctor\n%s%s", r.Stdout, r.Stderr)
