@@ -105,22 +105,27 @@ func TestDoctorDefinitionTerminatingRevisionDropped(t *testing.T) {
 
 // TestDoctorDefinitionTerminatingProviderRuns: while the controller of
 // the provider that serves the kind runs, it removes the finalizers
-// itself: a warning. Once its runtime is unhealthy, blocking again. An MRD
+// itself: a warning, for two minutes. Once its runtime is unhealthy, or
+// the deletion lasts, blocking. An MRD
 // deleted with its CRD is named once, in the CRD's finding.
 func TestDoctorDefinitionTerminatingProviderRuns(t *testing.T) {
-	objs := func(runtime map[string]any) []*unstructured.Unstructured {
+	objs := func(runtime map[string]any, ago ...time.Duration) []*unstructured.Unstructured {
 		rv := recording(pkgRev("Provider", "p", "p-2", "r.example.org/org/p:v2", 2, "Active", runtime), "u-p-2", "widgets.stored.example.org")
 		return []*unstructured.Unstructured{
 			withOwners(pkgObj("Provider", "p", "r.example.org/org/p:v2", "p-2"), "u-p"), rv,
-			deleting(widgetsOwnedBy("p-2", "u-p-2"), time.Hour, "customresourcecleanup.apiextensions.k8s.io"),
+			deleting(widgetsOwnedBy("p-2", "u-p-2"), append(ago, time.Hour)[0], "customresourcecleanup.apiextensions.k8s.io"),
 			deleting(defMRD("widgets.stored.example.org", owner("ProviderRevision", "p-2", "u-p-2", true)), time.Hour, "foregroundDeletion"),
 			deleting(widget("w-1"), time.Hour, diagnose.ManagedFinalizer),
 		}
 	}
-	r := doctor(t, objs(map[string]any{"type": "RuntimeHealthy", "status": "True"})...)
+	r := doctor(t, objs(map[string]any{"type": "RuntimeHealthy", "status": "True"}, 30*time.Second)...)
 	want(t, r, findings.RuleDefinitionTerminating, 1, findings.Warning,
 		"The controller of provider/p (active revision p-2) removes finalizer.managedresource.crossplane.io as it deletes what each object manages",
 		"the revisions of provider/p own it and lose it when it goes", "If its controller cannot delete what they manage, kubectl xpkg doctor --fix saves every object")
+
+	// Past two minutes, the running controller has not finished it: stuck.
+	r = doctor(t, objs(map[string]any{"type": "RuntimeHealthy", "status": "True"})...)
+	want(t, r, findings.RuleDefinitionTerminating, 1, findings.Blocking, "If its controller cannot delete what they manage, kubectl xpkg doctor --fix saves every object")
 
 	r = doctor(t, objs(map[string]any{"type": "RuntimeHealthy", "status": "False", "message": "Deployment has no minimum availability"})...)
 	want(t, r, findings.RuleDefinitionTerminating, 1, findings.Blocking,

@@ -22,8 +22,9 @@ import (
 // GitOps prune, kubectl delete) takes its revision with it, the garbage
 // collector deletes the CRDs (and MRDs) the revision owned, and nothing
 // removes the finalizers: the CRD is Terminating for good (crossplane#6268,
-// #4251, #7173). Blocking unless the provider's controller runs, which
-// then removes them itself (a warning: its logs say what keeps it).
+// #4251, #7173). Blocking unless the provider's controller runs and the
+// deletion is younger than deletionGrace: it then removes them itself (a
+// warning: its logs say what keeps it).
 func (s *State) definitionsTerminating() []findings.Finding {
 	var out []findings.Finding
 	for i := range s.defs {
@@ -34,7 +35,9 @@ func (s *State) definitionsTerminating() []findings.Finding {
 		}
 		sv := s.servedBy(d)
 		sev := findings.Blocking
-		if sv.runs() {
+		if sv.runs() && time.Since(*d.Deleting) < deletionGrace {
+			// Its controller finishes a deletion within seconds; one that
+			// lasts is stuck, whoever runs.
 			sev = findings.Warning
 		}
 		crd := s.crdOf(d)

@@ -141,7 +141,10 @@ func revPackage(r *installed.Revision) string {
 func definitionRefs(r *installed.Revision) map[string]bool {
 	out := map[string]bool{}
 	for _, o := range r.Objects {
-		if o.Kind == "CustomResourceDefinition" || o.Kind == "ManagedResourceDefinition" {
+		// The package manager writes a new revision's references before
+		// their kinds (seen on v2.4.2 for a second): a name without a kind
+		// counts as recorded.
+		if o.Kind == "" || o.Kind == "CustomResourceDefinition" || o.Kind == "ManagedResourceDefinition" {
 			out[o.Name] = true
 		}
 	}
