@@ -115,7 +115,7 @@ func TestInstallAndPlanRefuseADefinitionBeingDeleted(t *testing.T) {
 	ref, _ := pushSample(t, fixture.NewRegistry(t), "provider-nop", "v0.4.0")
 	since := time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC)
 	x := newCLI(t, fakecluster.Deleting(fakecluster.CRD("nop.crossplane.io", "NopResource", "nopresources", "v1alpha1"), since))
-	msg := "CRD nopresources.nop.crossplane.io, which " + ref + " defines, is being deleted (since 2025-06-01T10:00:00Z): the package manager cannot make it again until the deletion finishes, and the API server refuses every object of kind NopResource meanwhile; let the deletion finish first: objects of the kind hold it (kubectl xpkg doctor names what holds it)"
+	msg := "CRD nopresources.nop.crossplane.io, which " + ref + " defines, is being deleted (since 2025-06-01T10:00:00Z): the package manager cannot make it again until the deletion finishes, and the API server refuses every object of kind NopResource meanwhile; let the deletion finish first: objects of the kind hold it (kubectl xpkg doctor names what holds it); or, to keep them, install with --force and run kubectl xpkg doctor --fix, which makes each of them again once the package manager has made the CRD again"
 
 	r := x.Run("install", "provider", ref, "nop").Fails(t, 3)
 	contains(t, "install", r.Stderr, "BLOCKING "+msg+" [definition-deleting]", "error: install of provider/nop ("+ref+") refused: "+msg)

@@ -115,7 +115,7 @@ func TestPlanRefusesADefinitionBeingDeleted(t *testing.T) {
 			t.Fatalf("findings %+v, want %d %s", plan.Findings, tc.want, findings.RuleDefinitionDeleting)
 		}
 		if tc.want == 1 && (fs[0].Severity != findings.Blocking || fs[0].Object != "nopresources.nop.crossplane.io" || plan.Refused() == nil ||
-			fs[0].Message != "CRD nopresources.nop.crossplane.io, which "+h+"/org/provider-nop:v0.4.0 defines, is being deleted (since 2025-06-01T10:00:00Z): the package manager cannot make it again until the deletion finishes, and the API server refuses every object of kind NopResource meanwhile; let the deletion finish first: objects of the kind hold it (kubectl xpkg doctor names what holds it)") {
+			fs[0].Message != "CRD nopresources.nop.crossplane.io, which "+h+"/org/provider-nop:v0.4.0 defines, is being deleted (since 2025-06-01T10:00:00Z): the package manager cannot make it again until the deletion finishes, and the API server refuses every object of kind NopResource meanwhile; let the deletion finish first: objects of the kind hold it (kubectl xpkg doctor names what holds it); or, to keep them, install with --force and run kubectl xpkg doctor --fix, which makes each of them again once the package manager has made the CRD again") {
 			t.Errorf("finding %+v", fs[0])
 		}
 		var crdReads []string

@@ -97,7 +97,7 @@ func DeletingFindings(crds map[string]*cluster.CRD, defs []string, target string
 			continue
 		}
 		out = append(out, findings.Finding{Rule: findings.RuleDefinitionDeleting, Severity: findings.Blocking, Object: name,
-			Message: fmt.Sprintf("CRD %s, which %s defines, is being deleted (since %s): the package manager cannot make it again until the deletion finishes, and the API server refuses every object of kind %s meanwhile; let the deletion finish first: objects of the kind hold it (kubectl xpkg doctor names what holds it)",
+			Message: fmt.Sprintf("CRD %s, which %s defines, is being deleted (since %s): the package manager cannot make it again until the deletion finishes, and the API server refuses every object of kind %s meanwhile; let the deletion finish first: objects of the kind hold it (kubectl xpkg doctor names what holds it); or, to keep them, install with --force and run kubectl xpkg doctor --fix, which makes each of them again once the package manager has made the CRD again",
 				name, target, crd.Deleting.UTC().Format(time.RFC3339), crd.Kind)})
 	}
 	return out
