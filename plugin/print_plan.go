@@ -28,6 +28,11 @@ func writePlan(w io.Writer, p *action.Plan) error {
 	if err := findings.Write(w, head, p.Findings); err != nil {
 		return err
 	}
+	for _, td := range p.Teardown {
+		if _, err := io.WriteString(w, strings.Join(td.Lines(), "\n")+"\n"); err != nil {
+			return err
+		}
+	}
 	return writePrediction(w, p.Prediction)
 }
 

@@ -15,15 +15,18 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/action"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/teardown"
 )
 
 // UninstallOptions holds the flags and state of `kubectl xpkg uninstall`.
 type UninstallOptions struct {
 	Yes      bool
 	WithDeps bool
-	Wait     waitFlag
-	Plan     PlanFlags
-	Cluster  ClusterFlags
+	// WithResources is --with-resources: delete or orphan.
+	WithResources string
+	Wait          waitFlag
+	Plan          PlanFlags
+	Cluster       ClusterFlags
 
 	args []string
 	root *Root
@@ -53,6 +56,7 @@ func NewCmdUninstall(root *Root) *cobra.Command {
 	o.Plan.AddFlags(cmd, "dependents, live objects")
 	f.BoolVarP(&o.Yes, "yes", "y", false, "Do not ask for confirmation.")
 	f.BoolVar(&o.WithDeps, "with-dependencies", false, "Also uninstall the dependencies the package manager installed that no other package needs.")
+	f.StringVar(&o.WithResources, "with-resources", "", "Remove every object of the packages' kinds first, in the order that finishes (claims, composite resources, managed resources, ProviderConfigs), while their runtimes run: delete (each external resource goes or stays by its policies) or orphan (every external resource is kept). --wait bounds each stage (default 5m).")
 	addWaitFlag(f, &o.Wait, "the packages and their revisions are gone")
 	o.Cluster.AddFlags(f)
 	cmd.ValidArgsFunction = completePackages(root, false, true)
@@ -70,6 +74,9 @@ func (o *UninstallOptions) Validate() error {
 	if err := o.Plan.Validate(); err != nil {
 		return err
 	}
+	if o.WithResources != "" && o.WithResources != teardown.ModeDelete && o.WithResources != teardown.ModeOrphan {
+		return &exit.UsageError{Err: fmt.Errorf("--with-resources is delete or orphan, not %q", o.WithResources), Hint: "See 'kubectl xpkg uninstall --help' for usage."}
+	}
 	if o.Plan.DryRun != dryRunNone && o.Wait.d > 0 {
 		return &exit.UsageError{Err: errors.New("--wait cannot be combined with --dry-run"), Hint: "See 'kubectl xpkg uninstall --help' for usage."}
 	}
@@ -82,10 +89,12 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cfg.Events.Results = o.Plan.results(o.root)
 	u, err := action.NewUninstall(cfg, o.WithDeps)
 	if err != nil {
 		return err
 	}
+	u.WithResources = o.WithResources
 	plan, err := u.Plan(ctx, o.args)
 	if err != nil {
 		return err
@@ -114,7 +123,11 @@ func (o *UninstallOptions) options() action.UninstallOptions {
 
 // confirm asks on a terminal, unless --yes or --dry-run.
 func (o *UninstallOptions) confirm(names []string) bool {
-	return confirm(o.root, o.Yes || o.Plan.DryRun != dryRunNone, fmt.Sprintf("Uninstall %s?", strings.Join(names, ", ")))
+	q := fmt.Sprintf("Uninstall %s?", strings.Join(names, ", "))
+	if o.WithResources != "" {
+		q = fmt.Sprintf("Uninstall %s, with every object of their kinds (--with-resources=%s)?", strings.Join(names, ", "), o.WithResources)
+	}
+	return confirm(o.root, o.Yes || o.Plan.DryRun != dryRunNone, q)
 }
 
 // confirm asks question on a terminal and reads a yes; skip (--yes, a

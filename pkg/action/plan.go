@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/teardown"
 )
 
 // Plan is what a change would do, found before doing any of it.
@@ -40,6 +41,9 @@ type Plan struct {
 	// the plan knows of its configuration (nil for a plan -f member: the
 	// set has one prediction).
 	*diagnose.Prediction
+	// Teardown is, for uninstall --with-resources, what each package's
+	// teardown removes, in order.
+	Teardown []*teardown.Plan `json:"teardown,omitempty"`
 
 	// in is the package an upgrade or rollback plan moves; unplanned a
 	// change made without a plan (--no-plan), which nothing checked.

@@ -9,12 +9,14 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/teardown"
 )
 
 // Uninstall removes packages: the named ones and, with WithDependencies,
@@ -22,6 +24,12 @@ import (
 type Uninstall struct {
 	Cluster          *cluster.Cluster
 	WithDependencies bool
+	// WithResources removes every object of the packages' kinds first
+	// (teardown.ModeDelete or ModeOrphan; "" refuses while any exists).
+	WithResources string
+	// mapper finds the resources of the composite resources and claims a
+	// teardown reads.
+	mapper func() (meta.RESTMapper, error)
 	// Events hear the waits.
 	Events Events
 	// done are the packages Run deleted so far.
@@ -35,7 +43,7 @@ func NewUninstall(cfg *Config, withDeps bool) (*Uninstall, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Uninstall{Cluster: c, WithDependencies: withDeps, Events: cfg.Events}, nil
+	return &Uninstall{Cluster: c, WithDependencies: withDeps, Events: cfg.Events, mapper: cfg.apiClients().Mapper}, nil
 }
 
 // UninstallPlan is what an uninstall would remove and what it found.
@@ -85,11 +93,18 @@ func (u *Uninstall) Plan(ctx context.Context, args []string) (*UninstallPlan, er
 	}
 	for _, p := range up.all() {
 		up.Packages = append(up.Packages, p.KindName())
-		live, err := u.liveObjects(ctx, p)
+		names, live, err := u.liveObjects(ctx, p)
 		if err != nil {
 			return nil, err
 		}
 		up.add(live...)
+		if u.WithResources != "" {
+			td, err := teardown.Read(ctx, u.Cluster, u.mapper, u.WithResources, p.KindName(), names)
+			if err != nil {
+				return nil, fmt.Errorf("plan the teardown of %s: %w", p.KindName(), err)
+			}
+			up.Teardown = append(up.Teardown, td)
+		}
 	}
 	up.Package = strings.Join(up.Packages, ", ")
 	return up, nil
@@ -185,25 +200,31 @@ func explicitDependencyFinding(p *installed.Package) findings.Finding {
 
 // liveObjects counts the objects of every kind the package's current
 // revision defines.
-func (u *Uninstall) liveObjects(ctx context.Context, p *installed.Package) ([]findings.Finding, error) {
+// With WithResources, a fact: the teardown removes them first.
+func (u *Uninstall) liveObjects(ctx context.Context, p *installed.Package) ([]string, []findings.Finding, error) {
 	names, err := u.Cluster.DefinedCRDs(ctx, p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	crds, err := u.Cluster.CRDs(ctx, names)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	live, err := diagnose.CountLive(ctx, u.Cluster, crds, names)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []findings.Finding
 	for _, l := range live {
-		out = append(out, findings.Finding{Rule: findings.RuleLiveObjects, Severity: findings.Blocking, Object: l.CRD.Name, Count: findings.Count(l.N.N),
-			Message: fmt.Sprintf("%s (CRD %s): uninstalling %s deletes the definition and them with it; delete them first", diagnose.ObjectsExist(l.N, l.CRD.Kind), l.CRD.Name, p.KindName())})
+		f := findings.Finding{Rule: findings.RuleLiveObjects, Severity: findings.Blocking, Object: l.CRD.Name, Count: findings.Count(l.N.N),
+			Message: fmt.Sprintf("%s (CRD %s): uninstalling %s deletes the definition and them with it; delete them first, or let --with-resources=delete|orphan remove them in the order that finishes", diagnose.ObjectsExist(l.N, l.CRD.Kind), l.CRD.Name, p.KindName())}
+		if u.WithResources != "" {
+			f.Severity = findings.Info
+			f.Message = fmt.Sprintf("%s (CRD %s): the teardown (--with-resources=%s) removes them before %s", diagnose.ObjectsExist(l.N, l.CRD.Kind), l.CRD.Name, u.WithResources, p.KindName())
+		}
+		out = append(out, f)
 	}
-	return out, nil
+	return names, out, nil
 }
 
 // UninstallOptions say how the removal is carried out.
@@ -230,6 +251,9 @@ func (u *Uninstall) Apply(ctx context.Context, up *UninstallPlan, o UninstallOpt
 }
 
 func (u *Uninstall) run(ctx context.Context, up *UninstallPlan, o UninstallOptions) error {
+	if len(up.Teardown) > 0 {
+		return u.tearDown(ctx, up, o)
+	}
 	named, err := u.replan(ctx, up, up.args, up.Named, u.WithDependencies, o.DryRun)
 	if err != nil {
 		return err

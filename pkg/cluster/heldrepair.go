@@ -28,24 +28,16 @@ func (c *Cluster) HeldObjects(ctx context.Context, crd *CRD) ([]*unstructured.Un
 	if !ok {
 		return nil, nil
 	}
-	var out []*unstructured.Unstructured
-	opts := metav1.ListOptions{Limit: listPage}
-	for {
-		l, err := c.dyn.Resource(gvr).List(ctx, opts)
-		switch {
-		case apierrors.IsNotFound(err):
-			return out, nil
-		case err != nil:
-			return nil, fmt.Errorf("list the objects of CRD %s: %w", crd.Name, err)
-		}
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-		if opts.Continue = l.GetContinue(); opts.Continue == "" {
-			return out, nil
-		}
+	objs, err := c.ListResource(ctx, gvr)
+	if err != nil {
+		return nil, fmt.Errorf("list the objects of CRD %s: %w", crd.Name, err)
 	}
+	return objs, nil
 }
+
+// ServedGVR is where crd's objects are read: its storage version when
+// served, else the first it serves.
+func ServedGVR(crd *CRD) (schema.GroupVersionResource, bool) { return servedGVR(crd) }
 
 // RemoveFinalizer removes finalizer f from the object of crd's kind
 // called ns/name with UID uid: a JSON patch whose tests are the UID and
