@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -162,7 +163,7 @@ func planLine(t *testing.T, what, out string, m managed) string {
 // the kind with its count, and each object's fate.
 func (td *teardown) checkTeardownText(t *testing.T, what, mode, out string, fates map[string][]string) {
 	t.Helper()
-	contains(t, what, out, "Teardown (--with-resources="+mode+"): 3 managed resource(s), then provider/"+td.nop, nopKind+" (3):")
+	contains(t, what, out, "Teardown (--with-resources="+mode+"): 3 managed resource", ", then provider/"+td.nop, nopKind+" (3")
 	for _, m := range td.objs {
 		l := planLine(t, what, out, m)
 		if l == "" {
@@ -178,16 +179,27 @@ func (td *teardown) checkTeardownText(t *testing.T, what, mode, out string, fate
 
 // teardownFates reads the -o json plan: its teardown's mode and, by
 // object name, each object's externalName and fate. The objects are
-// found wherever they sit under teardown (by kind), by their three keys.
+// found wherever they sit under the teardown (by kind), by their three
+// keys.
 func teardownFates(t *testing.T, out string) (mode string, fates map[string][2]string) {
 	t.Helper()
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("uninstall -o json is not one JSON document: %v\n%s", err, out)
 	}
-	td, ok := doc["teardown"].(map[string]any)
-	if !ok {
-		t.Fatalf("uninstall -o json has no teardown object:\n%s", out)
+	// One teardown per package uninstalled: an object, or a list of them
+	// (uninstall takes several packages); the tests uninstall one.
+	var td map[string]any
+	switch v := doc["teardown"].(type) {
+	case map[string]any:
+		td = v
+	case []any:
+		if len(v) == 1 {
+			td, _ = v[0].(map[string]any)
+		}
+	}
+	if td == nil {
+		t.Fatalf("uninstall -o json has no teardown of one package:\n%s", out)
 	}
 	mode, _ = td["mode"].(string)
 	fates = map[string][2]string{}
@@ -211,10 +223,7 @@ func teardownFates(t *testing.T, out string) (mode string, fates map[string][2]s
 			}
 		}
 	}
-	walk(td["objects"])
-	if len(fates) == 0 {
-		walk(td)
-	}
+	walk(td)
 	return mode, fates
 }
 
@@ -310,8 +319,8 @@ func TestUninstallWithResourcesDelete(t *testing.T) {
 	td.unchanged(t, "uninstall --with-resources=delete --dry-run -o json", before)
 
 	start := time.Now()
-	r = x.Run("uninstall", "provider/"+td.nop, "--with-resources=delete", "--yes", "--wait", "3m")
-	t.Logf("transcript (%s):\n$ kubectl xpkg uninstall provider/%s --with-resources=delete --yes --wait 3m\n%s%s",
+	r = x.Run("uninstall", "provider/"+td.nop, "--with-resources=delete", "--yes", "--wait=3m")
+	t.Logf("transcript (%s):\n$ kubectl xpkg uninstall provider/%s --with-resources=delete --yes --wait=3m\n%s%s",
 		time.Since(start).Round(time.Second), td.nop, r.Stdout, r.Stderr)
 	r.Succeeds(t)
 	td.deletedLines(t, "uninstall --with-resources=delete", r.Stdout)
@@ -366,8 +375,8 @@ func TestUninstallWithResourcesOrphan(t *testing.T) {
 	td.unchanged(t, "uninstall --with-resources=orphan --dry-run -o json", before)
 
 	start := time.Now()
-	r = x.Run("uninstall", "provider/"+td.nop, "--with-resources=orphan", "--yes", "--wait", "3m")
-	t.Logf("transcript (%s):\n$ kubectl xpkg uninstall provider/%s --with-resources=orphan --yes --wait 3m\n%s%s",
+	r = x.Run("uninstall", "provider/"+td.nop, "--with-resources=orphan", "--yes", "--wait=3m")
+	t.Logf("transcript (%s):\n$ kubectl xpkg uninstall provider/%s --with-resources=orphan --yes --wait=3m\n%s%s",
 		time.Since(start).Round(time.Second), td.nop, r.Stdout, r.Stderr)
 	r.Succeeds(t)
 	td.deletedLines(t, "uninstall --with-resources=orphan", r.Stdout)
@@ -387,8 +396,9 @@ func TestUninstallWithResourcesOrphan(t *testing.T) {
 // TestUninstallWithResourcesDelete, the stand-in stopped once they are
 // set up, so that nothing removes their finalizer. The teardown deletes
 // them and gives up after --wait 20s (exit 124), naming each object still
-// there and its finalizer, with the provider still installed. With the
-// stand-in running again, the same command resumes and finishes.
+// there and its finalizer, with the provider still installed. Planned
+// again, the teardown still has the three objects; the same command run
+// again, the stand-in started once it has planned, resumes and finishes.
 func TestUninstallWithResourcesResumes(t *testing.T) {
 	td := setUpTeardown(t, "teardown-resume", "res")
 	plain, orphan, observe := td.objs[0], td.objs[1], td.objs[2]
@@ -396,13 +406,13 @@ func TestUninstallWithResourcesResumes(t *testing.T) {
 	td.p.stop()
 
 	start := time.Now()
-	r := x.Run("uninstall", "provider/"+td.nop, "--with-resources=delete", "--yes", "--wait", "20s")
-	t.Logf("transcript (%s):\n$ kubectl xpkg uninstall provider/%s --with-resources=delete --yes --wait 20s\n%s%s",
+	r := x.Run("uninstall", "provider/"+td.nop, "--with-resources=delete", "--yes", "--wait=20s")
+	t.Logf("transcript (%s):\n$ kubectl xpkg uninstall provider/%s --with-resources=delete --yes --wait=20s\n%s%s",
 		time.Since(start).Round(time.Second), td.nop, r.Stdout, r.Stderr)
 	r.Fails(t, 124)
-	contains(t, "uninstall --with-resources=delete --wait 20s", r.Stderr, mrFinalizer)
+	contains(t, "uninstall --with-resources=delete --wait=20s", r.Stderr, mrFinalizer)
 	for _, m := range td.objs {
-		contains(t, "uninstall --with-resources=delete --wait 20s", r.Stderr, m.name)
+		contains(t, "uninstall --with-resources=delete --wait=20s", r.Stderr, m.name)
 	}
 	live := td.c.nopResources()
 	for _, m := range td.objs {
@@ -421,12 +431,40 @@ func TestUninstallWithResourcesResumes(t *testing.T) {
 		t.Errorf("the external system changed while the stand-in was stopped: %+v, was %+v", got, td.external)
 	}
 
-	td.p.start()
+	// Planned again while nothing removes the finalizer, the teardown
+	// still has the three objects, each with its fate.
+	fates := map[string][]string{plain.name: {"deleted with it"}, orphan.name: {"kept"}, observe.name: {"kept"}}
+	r = x.Run("uninstall", "provider/"+td.nop, "--with-resources=delete", "--dry-run")
+	t.Logf("transcript:\n$ kubectl xpkg uninstall provider/%s --with-resources=delete --dry-run\n%s%s", td.nop, r.Stdout, r.Stderr)
+	r.Succeeds(t)
+	td.checkTeardownText(t, "uninstall --with-resources=delete --dry-run, the objects being deleted", "delete", r.Stdout, fates)
+
+	// The same command again; the stand-in starts once it has planned,
+	// the objects still there, so that it resumes rather than finds
+	// nothing left to do.
 	start = time.Now()
-	r = x.Run("uninstall", "provider/"+td.nop, "--with-resources=delete", "--yes", "--wait", "3m")
-	t.Logf("transcript (%s):\n$ kubectl xpkg uninstall provider/%s --with-resources=delete --yes --wait 3m\n%s%s",
+	run := x.Start("uninstall", "provider/"+td.nop, "--with-resources=delete", "--yes", "--wait=3m")
+	heading := "Teardown (--with-resources=delete): 3 managed resource"
+	if err := waitFor(time.Minute, func() error {
+		select {
+		case <-run.Exited():
+			return nil
+		default:
+		}
+		if !strings.Contains(run.Stderr(), heading) {
+			return errors.New("the command has not printed its plan")
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("uninstall --with-resources=delete, run again: %v after 1m:\n%s", err, run.Stderr())
+	}
+	td.p.start()
+	r = run.Wait()
+	t.Logf("transcript (%s):\n$ kubectl xpkg uninstall provider/%s --with-resources=delete --yes --wait=3m\n%s%s",
 		time.Since(start).Round(time.Second), td.nop, r.Stdout, r.Stderr)
 	r.Succeeds(t)
+	td.checkTeardownText(t, "uninstall --with-resources=delete, run again", "delete", r.Stdout+r.Stderr, fates)
+	td.deletedLines(t, "uninstall --with-resources=delete, run again", r.Stdout)
 	td.gone(t)
 	want := map[string]externalResource{
 		plain.external:   {Created: 1, Deleted: 1},
