@@ -51,7 +51,7 @@ func (u *Uninstall) definitionsGone(ctx context.Context, names []string, wait ti
 			return err
 		}
 		if len(crds) == 0 {
-			u.Events.result("Every definition the packages made is gone (%d CRDs)", len(names))
+			u.Events.result("Every definition the packages made is gone (%d CRD(s))", len(names))
 			return nil
 		}
 		if !time.Now().Add(teardownInterval).Before(deadline) {

@@ -40,7 +40,7 @@ type StageError struct {
 }
 
 func (e *StageError) Error() string {
-	return fmt.Sprintf("the %s did not all go within %s (--wait); nothing further was deleted; still there: %s; done: %s. Run the same command again to go on from here",
+	return fmt.Sprintf("the %s did not all go within %s (--wait); nothing further was deleted; still there: %s (deletions sent: %s). Run the same command again to go on from here",
 		e.Stage, cluster.Round(e.Wait), strings.Join(e.Left, "; "), strings.Join(e.Done, ", "))
 }
 
@@ -106,8 +106,8 @@ func (r *Runner) keep(ctx context.Context, p *Plan) ([]kept, error) {
 		k.now = now
 		set = append(set, k)
 	}
-	if len(set) > 0 {
-		r.note("%d managed resource(s) set to keep their external resources", len(set))
+	if already := len(p.Managed()) - len(set); len(set) > 0 || already > 0 {
+		r.note("%d managed resource(s) set to keep their external resources; %d keep theirs already", len(set), already)
 	}
 	return set, nil
 }
@@ -185,10 +185,10 @@ func (r *Runner) stage(ctx context.Context, p *Plan, st string) error {
 			}
 			r.done = append(r.done, o.gvr.Resource+"/"+o.display())
 		}
-		r.note("%d %s deleted", len(now), st)
 		if err := r.waitGone(ctx, st, now); err != nil {
 			return err
 		}
+		r.note("%d %s deleted", len(now), st)
 		left = later
 	}
 	return nil
@@ -216,7 +216,7 @@ func kindOf(o *Object) string {
 
 // stopped says what the teardown did before err stopped it.
 func (r *Runner) stopped(err error, st string) error {
-	return fmt.Errorf("%w (the teardown stopped in its %s stage; deleted: %s; run the same command again to go on)", err, st, cmpOr(strings.Join(r.done, ", "), "nothing"))
+	return fmt.Errorf("%w (the teardown stopped in its %s stage; deletions sent: %s; run the same command again to go on)", err, st, cmpOr(strings.Join(r.done, ", "), "none"))
 }
 
 func cmpOr(s, alt string) string {
