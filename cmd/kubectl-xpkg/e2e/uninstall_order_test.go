@@ -427,12 +427,7 @@ func TestUninstallWithResourcesInterrupted(t *testing.T) {
 		t.Errorf("the external system changed while the stand-in was stopped: %+v, was %+v", got, td.external)
 	}
 
-	td.p.start()
-	start := time.Now()
-	r = td.x.Run(args...)
-	t.Logf("transcript (%s):\n$ kubectl xpkg %s\n%s%s", time.Since(start).Round(time.Second), strings.Join(args, " "), r.Stdout, r.Stderr)
-	r.Succeeds(t)
-	td.gone(t)
+	td.resume(t, args...)
 	want := map[string]externalResource{
 		plain.external:   {Created: 1, Deleted: 1},
 		orphan.external:  {Created: 1, Present: true},
@@ -483,12 +478,7 @@ func TestUninstallWithResourcesOrphanInterrupted(t *testing.T) {
 		}
 	}
 
-	td.p.start()
-	start := time.Now()
-	r = td.x.Run(args...)
-	t.Logf("transcript (%s):\n$ kubectl xpkg %s\n%s%s", time.Since(start).Round(time.Second), strings.Join(args, " "), r.Stdout, r.Stderr)
-	r.Succeeds(t)
-	td.gone(t)
+	td.resume(t, args...)
 	want := map[string]externalResource{
 		plain.external:   {Created: 1, Present: true},
 		orphan.external:  {Created: 1, Present: true},
@@ -510,4 +500,33 @@ func (c cluster) lookUp(res schema.GroupVersionResource, name string) *unstructu
 		c.t.Fatal(err)
 	}
 	return u
+}
+
+// resume runs the same command again and starts the stand-in once it has
+// planned, the objects still there, so that it goes on from the stage it
+// stopped in rather than finds nothing left; it finishes, and everything
+// is gone.
+func (td *teardown) resume(t *testing.T, args ...string) {
+	t.Helper()
+	start := time.Now()
+	run := td.x.Start(args...)
+	if err := waitFor(time.Minute, func() error {
+		select {
+		case <-run.Exited():
+			return nil
+		default:
+		}
+		if !strings.Contains(run.Stderr(), "Teardown (--with-resources=") {
+			return fmt.Errorf("the command has not printed its plan")
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("kubectl xpkg %s, run again: %v after 1m:\n%s", strings.Join(args, " "), err, run.Stderr())
+	}
+	td.p.start()
+	r := run.Wait()
+	t.Logf("transcript (%s):\n$ kubectl xpkg %s\n%s%s", time.Since(start).Round(time.Second), strings.Join(args, " "), r.Stdout, r.Stderr)
+	r.Succeeds(t)
+	contains(t, "the teardown run again", r.Stdout+r.Stderr, "3 managed resources, then provider/"+td.nop, "3 managed resources deleted")
+	td.gone(t)
 }
