@@ -188,10 +188,38 @@ func (r *Runner) stage(ctx context.Context, p *Plan, st string) error {
 		if err := r.waitGone(ctx, st, now); err != nil {
 			return err
 		}
-		r.note("%d %s deleted", len(now), st)
+		r.note("%s deleted (%s)", counted(len(now), st), perKind(now))
 		left = later
 	}
 	return nil
+}
+
+// counted is n objects of a stage: "1 of the managed resources", "3
+// managed resources".
+func counted(n int, stage string) string {
+	if n == 1 {
+		return "1 of the " + stage
+	}
+	return fmt.Sprintf("%d %s", n, stage)
+}
+
+// perKind counts objs by kind: "NopResource 2, XNet 1".
+func perKind(objs []*Object) string {
+	n := map[string]int{}
+	var kinds []string
+	for _, o := range objs {
+		k := kindOf(o)
+		if n[k] == 0 {
+			kinds = append(kinds, k)
+		}
+		n[k]++
+	}
+	slices.Sort(kinds)
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %d", k, n[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // usedByAny: o is protected by a Usage whose user is among objs.
@@ -214,9 +242,27 @@ func kindOf(o *Object) string {
 	return o.u.GetKind()
 }
 
+// StoppedError is a teardown stopped between steps (an interruption, a
+// failed write): its stage, the deletions it sent, and why.
+type StoppedError struct {
+	Stage string
+	Sent  []string
+	Err   error
+}
+
+func (e *StoppedError) Error() string {
+	msg := fmt.Sprintf("the teardown stopped in its %s stage; deletions sent: %s; run the same command again to go on", e.Stage, cmpOr(strings.Join(e.Sent, ", "), "none"))
+	if !errors.Is(e.Err, context.Canceled) {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *StoppedError) Unwrap() error { return e.Err }
+
 // stopped says what the teardown did before err stopped it.
 func (r *Runner) stopped(err error, st string) error {
-	return fmt.Errorf("%w (the teardown stopped in its %s stage; deletions sent: %s; run the same command again to go on)", err, st, cmpOr(strings.Join(r.done, ", "), "none"))
+	return &StoppedError{Stage: st, Sent: slices.Clone(r.done), Err: err}
 }
 
 func cmpOr(s, alt string) string {
@@ -244,7 +290,7 @@ func (r *Runner) waitGone(ctx context.Context, st string, objs []*Object) error 
 			return nil
 		}
 		if len(left) != said && r.Say != nil {
-			r.Say("Waiting up to %s for the %s to go: %d left", cluster.Round(time.Until(deadline)), st, len(left))
+			r.Say("Waiting up to %s for the %s to go: %d left (%s)", cluster.Round(time.Until(deadline)), st, len(left), perKind(left))
 			said = len(left)
 		}
 		if !time.Now().Add(r.Interval).Before(deadline) {

@@ -310,7 +310,7 @@ func TestUninstallWithResourcesOrder(t *testing.T) {
 	t.Logf("transcript (%s):\n$ kubectl xpkg uninstall provider/%s --with-resources=delete --yes --wait=3m\n%s%s",
 		time.Since(start).Round(time.Second), nop, r.Stdout, r.Stderr)
 	r.Succeeds(t)
-	contains(t, "uninstall --with-resources=delete", r.Stdout, "1 composites deleted", "provider/"+nop+" deleted")
+	contains(t, "uninstall --with-resources=delete", r.Stdout, "1 of the composites deleted (XNet 1)", "provider/"+nop+" deleted")
 
 	keys := []string{"xnets/ord-net", "nopresources/ord-composed", "nopresources/ord-user", "nopresources/ord-used"}
 	if err := rec.await(30*time.Second, keys...); err != nil {
@@ -527,6 +527,6 @@ func (td *teardown) resume(t *testing.T, args ...string) {
 	r := run.Wait()
 	t.Logf("transcript (%s):\n$ kubectl xpkg %s\n%s%s", time.Since(start).Round(time.Second), strings.Join(args, " "), r.Stdout, r.Stderr)
 	r.Succeeds(t)
-	contains(t, "the teardown run again", r.Stdout+r.Stderr, "3 managed resources, then provider/"+td.nop, "3 managed resources deleted")
+	contains(t, "the teardown run again", r.Stdout+r.Stderr, "3 managed resources, then provider/"+td.nop, "3 managed resources deleted (NopResource 3)")
 	td.gone(t)
 }
