@@ -97,7 +97,7 @@ func TestDoctorFixStopsSayingWhatIsLeft(t *testing.T) {
 	for _, part := range []string{"CRD widgets.stored.example.org to be made again", "the old one is still being deleted",
 		"done: remove-finalizer widgets.stored.example.org/w-1, remove-finalizer widgets.stored.example.org/w-2",
 		"left: await-definition customresourcedefinition/widgets.stored.example.org, recreate widgets.stored.example.org/w-1, recreate widgets.stored.example.org/w-2",
-		"kubectl apply -f doctor-backup.yaml makes the missing ones again"} {
+		"kubectl xpkg doctor --fix makes the missing ones again from it (or kubectl apply -f doctor-backup.yaml)"} {
 		if !strings.Contains(err.Error(), part) {
 			t.Errorf("error does not say %q:\n%v", part, err)
 		}

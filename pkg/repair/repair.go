@@ -80,8 +80,13 @@ func (e *Executor) Run(ctx context.Context, rp *Plan) (err error) {
 	c := e.Cluster
 	if !e.DryRun && len(rp.Steps) > 0 {
 		// Ended here (done, or stopped between steps), the repair leaves
-		// no record: only a kill mid-way does.
+		// no record: only a kill mid-way does, or a stop after it removed
+		// finalizers, whose objects only the backup the record names
+		// holds until they are made again.
 		defer func() {
+			if err != nil && removed(rp) {
+				return
+			}
 			if ferr := c.SetLockOperation(context.WithoutCancel(ctx), nil); ferr != nil && err == nil {
 				err = fmt.Errorf("remove the record of the repair from the Lock: %w", ferr)
 			}
@@ -189,7 +194,7 @@ func backupSays(rp *Plan) string {
 	if rp.Backup == "" {
 		return "nothing was saved"
 	}
-	return fmt.Sprintf("the backup %s holds every object as it was: once the package manager has made its CRD again, kubectl apply -f %s makes the missing ones again", rp.Backup, rp.Backup)
+	return fmt.Sprintf("the backup %s holds every object as it was, and the record of this repair on the Lock names it: once the package manager has made their CRD again, kubectl xpkg doctor --fix makes the missing ones again from it (or kubectl apply -f %s)", rp.Backup, rp.Backup)
 }
 
 func (e *Executor) apply(ctx context.Context, rp *Plan, st diagnose.RepairStep) error {

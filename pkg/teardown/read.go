@@ -73,9 +73,9 @@ type ownerRef struct {
 // kind reads the objects of one CRD the package makes and puts each in
 // its stage.
 func (r *reading) kind(ctx context.Context, crd *cluster.CRD) error {
-	if strings.HasSuffix(crd.Kind, "ProviderConfigUsage") {
-		return nil // each goes with its managed resource (its owner)
-	}
+	// A ProviderConfigUsage goes with its managed resource (its owner),
+	// but the garbage collector takes it later: those left are deleted
+	// with the other objects, after the managed resources.
 	gvr, ok := cluster.ServedGVR(crd)
 	if !ok {
 		return nil
