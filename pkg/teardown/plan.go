@@ -71,20 +71,8 @@ type Plan struct {
 	Groups  []Group `json:"groups"`
 	// Usages are the Usage objects that order the managed resources.
 	Usages []string `json:"usages,omitempty"`
-	// Unread says what could not be read: the plan is then incomplete and
-	// the teardown refused.
-	Unread []string `json:"unread,omitempty"`
 	// Definitions are the CRDs the package makes, checked gone at the end.
 	Definitions []string `json:"-"`
-}
-
-// Count is how many objects the plan removes.
-func (p *Plan) Count() int {
-	n := 0
-	for _, g := range p.Groups {
-		n += len(g.Objects)
-	}
-	return n
 }
 
 // Managed are the managed resources whose external resource the mode

@@ -357,9 +357,3 @@ func (r *Runner) why(ctx context.Context, left []*Object) []string {
 	slices.Sort(out)
 	return out
 }
-
-// IsStage reports whether err is a stage that did not finish.
-func IsStage(err error) bool {
-	var se *StageError
-	return errors.As(err, &se)
-}
