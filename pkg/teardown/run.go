@@ -1,6 +1,7 @@
 package teardown
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -251,7 +252,7 @@ type StoppedError struct {
 }
 
 func (e *StoppedError) Error() string {
-	msg := fmt.Sprintf("the teardown stopped in its %s stage; deletions sent: %s; run the same command again to go on", e.Stage, cmpOr(strings.Join(e.Sent, ", "), "none"))
+	msg := fmt.Sprintf("the teardown stopped in its %s stage; deletions sent: %s; run the same command again to go on", e.Stage, cmp.Or(strings.Join(e.Sent, ", "), "none"))
 	if !errors.Is(e.Err, context.Canceled) {
 		msg += ": " + e.Err.Error()
 	}
@@ -263,13 +264,6 @@ func (e *StoppedError) Unwrap() error { return e.Err }
 // stopped says what the teardown did before err stopped it.
 func (r *Runner) stopped(err error, st string) error {
 	return &StoppedError{Stage: st, Sent: slices.Clone(r.done), Err: err}
-}
-
-func cmpOr(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
 }
 
 // waitGone reads the objects' kinds every Interval (one metadata list
@@ -346,7 +340,7 @@ func (r *Runner) why(ctx context.Context, left []*Object) []string {
 			m, _ := c.(map[string]any)
 			if t, _ := m["type"].(string); (t == "Synced" || t == "Ready") && m["status"] != "True" {
 				msg, _ := m["message"].(string)
-				line += fmt.Sprintf(" %s=%v: %s", t, m["status"], cmpOr(msg, fmt.Sprint(m["reason"])))
+				line += fmt.Sprintf(" %s=%v: %s", t, m["status"], cmp.Or(msg, fmt.Sprint(m["reason"])))
 			}
 		}
 		if len(o.UsedBy) > 0 {

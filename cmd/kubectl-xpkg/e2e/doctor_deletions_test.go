@@ -40,10 +40,13 @@ func (c cluster) awaitCRD(name string, within time.Duration, ok func(*unstructur
 	return false
 }
 
-func established(u *unstructured.Unstructured) bool {
+func established(u *unstructured.Unstructured) bool { return conditionTrue(u, "Established") }
+
+// conditionTrue: u's status condition of type typ is True.
+func conditionTrue(u *unstructured.Unstructured, typ string) bool {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] == "Established" && m["status"] == "True" {
+		if m, _ := c.(map[string]any); m["type"] == typ && m["status"] == "True" {
 			return true
 		}
 	}

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestDoctorFixRestoresAfterAPrune is crossplane#6268 repaired: a
@@ -84,25 +86,7 @@ func TestDoctorFixRestoresAfterAPrune(t *testing.T) {
 	for _, m := range objs {
 		contains(t, "doctor --fix", r.Stdout, m.name)
 	}
-	checkBackup(t, backup, objs)
-	// What the repair says of its backup: kubectl apply -f takes it.
-	x.Kubectl("apply", "--dry-run=server", "-f", backup).Succeeds(t)
-
-	crd, err := c.dyn.Resource(crdsGVR).Get(context.Background(), nopCRD, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("CRD %s after the repair: %v", nopCRD, err)
-	}
-	if crd.GetUID() == oldUID || crd.GetDeletionTimestamp() != nil || !established(crd) {
-		t.Errorf("CRD %s after the repair: UID %s (was %s), deleting since %v, established %v; want made again and established",
-			nopCRD, crd.GetUID(), oldUID, crd.GetDeletionTimestamp(), established(crd))
-	}
-	checkRestored(t, before, c.nopResources(), objs)
-
-	rerunStandIn(t, c, p, objs)
-	checkExternal(t, p, objs)
-	r = x.Run("doctor")
-	t.Logf("transcript:\n$ kubectl xpkg doctor\n%s%s", r.Stdout, r.Stderr)
-	r.Succeeds(t)
+	checkRepaired(t, x, c, p, repaired{backup: backup, oldUID: oldUID, before: before, objs: objs})
 }
 
 // TestDoctorFixAfterAnUpgradeDroppedTheKind is crossplane#7173's route,
@@ -175,23 +159,7 @@ func TestDoctorFixAfterAnUpgradeDroppedTheKind(t *testing.T) {
 	t.Logf("transcript:\n$ kubectl xpkg doctor --fix --yes --backup backup.yaml --wait 3m\n%s%s", r.Stdout, r.Stderr)
 	r.Succeeds(t)
 	contains(t, "doctor --fix", r.Stdout, mrFinalizer+" removed", "made again", "recreated")
-	checkBackup(t, backup, objs)
-	x.Kubectl("apply", "--dry-run=server", "-f", backup).Succeeds(t)
-	crd, err := c.dyn.Resource(crdsGVR).Get(context.Background(), nopCRD, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("CRD %s after the repair: %v", nopCRD, err)
-	}
-	if crd.GetUID() == oldUID || crd.GetDeletionTimestamp() != nil || !established(crd) {
-		t.Errorf("CRD %s after the repair: UID %s (was %s), deleting since %v, established %v; want made again and established",
-			nopCRD, crd.GetUID(), oldUID, crd.GetDeletionTimestamp(), established(crd))
-	}
-	checkRestored(t, before, c.nopResources(), objs)
-
-	rerunStandIn(t, c, p, objs)
-	checkExternal(t, p, objs)
-	r = x.Run("doctor")
-	t.Logf("transcript:\n$ kubectl xpkg doctor\n%s%s", r.Stdout, r.Stderr)
-	r.Succeeds(t)
+	checkRepaired(t, x, c, p, repaired{backup: backup, oldUID: oldUID, before: before, objs: objs})
 }
 
 // TestDoctorFixOrphansWhenAskedTo: the prune of
@@ -237,6 +205,40 @@ func TestDoctorFixOrphansWhenAskedTo(t *testing.T) {
 		}
 	}
 	r = x.Run("doctor")
+	t.Logf("transcript:\n$ kubectl xpkg doctor\n%s%s", r.Stdout, r.Stderr)
+	r.Succeeds(t)
+}
+
+// repaired is what a restoring doctor --fix had to work from.
+type repaired struct {
+	backup string
+	oldUID types.UID
+	before map[string]*unstructured.Unstructured
+	objs   []managed
+}
+
+// checkRepaired checks what a restoring doctor --fix leaves: its backup
+// whole and taken by kubectl apply (as the repair says), the CRD made
+// again (a new UID) and established, every object back as it was, the
+// stand-in taking each up again without deleting or creating anything,
+// and doctor finding nothing.
+func checkRepaired(t *testing.T, x *clitest.Test, c cluster, p *standInProvider, rp repaired) {
+	t.Helper()
+	checkBackup(t, rp.backup, rp.objs)
+	x.Kubectl("apply", "--dry-run=server", "-f", rp.backup).Succeeds(t)
+	crd, err := c.dyn.Resource(crdsGVR).Get(context.Background(), nopCRD, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("CRD %s after the repair: %v", nopCRD, err)
+	}
+	if crd.GetUID() == rp.oldUID || crd.GetDeletionTimestamp() != nil || !established(crd) {
+		t.Errorf("CRD %s after the repair: UID %s (was %s), deleting since %v, established %v; want made again and established",
+			nopCRD, crd.GetUID(), rp.oldUID, crd.GetDeletionTimestamp(), established(crd))
+	}
+	checkRestored(t, rp.before, c.nopResources(), rp.objs)
+
+	rerunStandIn(t, c, p, rp.objs)
+	checkExternal(t, p, rp.objs)
+	r := x.Run("doctor")
 	t.Logf("transcript:\n$ kubectl xpkg doctor\n%s%s", r.Stdout, r.Stderr)
 	r.Succeeds(t)
 }

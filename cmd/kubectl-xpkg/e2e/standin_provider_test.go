@@ -234,15 +234,7 @@ func (p *standInProvider) reconcile(ctx context.Context, u *unstructured.Unstruc
 	return nil
 }
 
-func ready(u *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] == "Ready" && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
-}
+func ready(u *unstructured.Unstructured) bool { return conditionTrue(u, "Ready") }
 
 // policies is spec.managementPolicies; unset reads as ["*"], the default
 // every managed-resource CRD gives the field.
