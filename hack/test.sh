@@ -105,5 +105,11 @@ trap - EXIT
 passed=$(grep -cE '^\s*--- PASS' "$log" || true)
 failed=$(grep -cE '^\s*--- FAIL' "$log" || true)
 skipped=$(grep -cE '^\s*--- SKIP' "$log" || true)
+# A failure is named last, with the lines its test printed just before it,
+# so that the end of a long run's output says what failed and why.
+if [ "$failed" -gt 0 ]; then
+  echo "=== failed tests, each with the last lines printed before it (whole output: $log)"
+  grep -B12 -E '^\s*--- FAIL' "$log" | cut -c1-300 || true
+fi
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 exit "$status"
