@@ -103,6 +103,7 @@ func (u *Uninstall) Plan(ctx context.Context, args []string) (*UninstallPlan, er
 			if err != nil {
 				return nil, fmt.Errorf("plan the teardown of %s: %w", p.KindName(), err)
 			}
+			up.add(othersKinds(td, up.all())...)
 			up.Teardown = append(up.Teardown, td)
 		}
 	}

@@ -57,9 +57,14 @@ type Object struct {
 
 // Group is the objects of one kind, removed in one stage.
 type Group struct {
-	Kind    string   `json:"kind"`
-	Stage   string   `json:"stage"`
-	Objects []Object `json:"objects"`
+	Kind  string `json:"kind"`
+	Stage string `json:"stage"`
+	// DefinedBy names the package (kind/name) whose XRD defines the kind
+	// of composite resources, and their claims, that compose the package's
+	// managed resources; "" for the package's own kinds and those no
+	// package defines.
+	DefinedBy string   `json:"definedBy,omitempty"`
+	Objects   []Object `json:"objects"`
 
 	gvr schema.GroupVersionResource
 }
@@ -113,7 +118,11 @@ func (p *Plan) Summary() string {
 func (p *Plan) Lines() []string {
 	out := []string{p.Summary()}
 	for _, g := range p.Groups {
-		out = append(out, fmt.Sprintf("  %s (%d, %s):", g.Kind, len(g.Objects), g.Stage))
+		head := fmt.Sprintf("  %s (%d, %s", g.Kind, len(g.Objects), g.Stage)
+		if g.DefinedBy != "" {
+			head += ", a kind " + g.DefinedBy + " defines"
+		}
+		out = append(out, head+"):")
 		for _, o := range g.Objects {
 			line := "    " + o.display()
 			if o.ExternalName != "" {

@@ -68,6 +68,8 @@ type reading struct {
 
 type ownerRef struct {
 	apiVersion, kind, namespace, uid string
+	// definedBy is the package revision whose XRD defines the kind.
+	definedBy string
 }
 
 // kind reads the objects of one CRD the package makes and puts each in
@@ -170,14 +172,18 @@ func (r *reading) composites(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		g := Group{Kind: gvk.GroupKind().String(), Stage: StageComposites, gvr: gvr}
+		by, err := r.definedBy(ctx, gvr)
+		if err != nil {
+			return err
+		}
+		g := Group{Kind: gvk.GroupKind().String(), Stage: StageComposites, DefinedBy: by, gvr: gvr}
 		for _, u := range objs {
 			if !slices.ContainsFunc(kinds[gvk], func(o ownerRef) bool { return o.uid == string(u.GetUID()) }) || r.byUID[string(u.GetUID())] {
 				continue
 			}
 			g.Objects = append(g.Objects, r.object(u, gvr, StageComposites))
 			if ref, ok, _ := unstructured.NestedStringMap(u.Object, "spec", "claimRef"); ok {
-				claims = append(claims, ownerRef{apiVersion: ref["apiVersion"], kind: ref["kind"], namespace: ref["namespace"], uid: ref["name"]})
+				claims = append(claims, ownerRef{apiVersion: ref["apiVersion"], kind: ref["kind"], namespace: ref["namespace"], uid: ref["name"], definedBy: by})
 			}
 		}
 		if len(g.Objects) > 0 {
@@ -201,7 +207,7 @@ func (r *reading) claims(ctx context.Context, refs []ownerRef) error {
 		if err != nil {
 			return err
 		}
-		g := Group{Kind: gvk.GroupKind().String(), Stage: StageClaims, gvr: gvr}
+		g := Group{Kind: gvk.GroupKind().String(), Stage: StageClaims, DefinedBy: kinds[gvk][0].definedBy, gvr: gvr}
 		for _, u := range objs {
 			if slices.ContainsFunc(kinds[gvk], func(o ownerRef) bool { return o.uid == u.GetName() && o.namespace == u.GetNamespace() }) && !r.byUID[string(u.GetUID())] {
 				g.Objects = append(g.Objects, r.object(u, gvr, StageClaims))
@@ -212,6 +218,30 @@ func (r *reading) claims(ctx context.Context, refs []ownerRef) error {
 		}
 	}
 	return nil
+}
+
+// xrdResource is where Crossplane serves XRDs (v1 by v1 and v2 alike).
+var xrdResource = schema.GroupVersionResource{Group: "apiextensions.crossplane.io", Version: "v1", Resource: "compositeresourcedefinitions"}
+
+// definedBy names the package (kind/name) that made the XRD defining the
+// composite resources of gvr, by the owner reference the package manager
+// gives every object a package makes besides its revision's: "" when no
+// package made it (an XRD applied by hand, or none).
+func (r *reading) definedBy(ctx context.Context, gvr schema.GroupVersionResource) (string, error) {
+	name := gvr.Resource + "." + gvr.Group
+	x, err := r.c.GetResource(ctx, xrdResource, "", name)
+	if err != nil {
+		return "", fmt.Errorf("read the CompositeResourceDefinition %s: %w", name, err)
+	}
+	if x == nil {
+		return "", nil
+	}
+	for _, ref := range x.GetOwnerReferences() {
+		if strings.HasPrefix(ref.APIVersion, "pkg.crossplane.io/") && !strings.HasSuffix(ref.Kind, "Revision") {
+			return strings.ToLower(ref.Kind) + "/" + ref.Name, nil
+		}
+	}
+	return "", nil
 }
 
 func sortedKinds(m map[schema.GroupVersionKind][]ownerRef) []schema.GroupVersionKind {
