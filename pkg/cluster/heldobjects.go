@@ -6,9 +6,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/composition"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 )
@@ -108,22 +108,10 @@ func objectMeta(m *metav1.ObjectMeta) ObjectMeta {
 
 var compositionGVR = schema.GroupVersionResource{Group: "apiextensions.crossplane.io", Version: "v1", Resource: "compositions"}
 
-// Composition is what doctor reads of a Composition: the kinds it
-// composes.
-type Composition struct {
-	Name string
-	// Composes are the kinds of the resource templates it holds: in a
-	// pipeline's function inputs (function-patch-and-transform's
-	// resources[].base, or any other input's objects that name an
-	// apiVersion and kind), and in the resources[].base of Crossplane v1's
-	// Resources mode.
-	Composes []schema.GroupKind
-}
-
 // Compositions reads every Composition with one paged list; none, with
 // no error, where Crossplane serves none.
-func (c *Cluster) Compositions(ctx context.Context) ([]Composition, error) {
-	var out []Composition
+func (c *Cluster) Compositions(ctx context.Context) ([]composition.Composition, error) {
+	var out []composition.Composition
 	opts := metav1.ListOptions{Limit: listPage}
 	for {
 		l, err := c.dyn.Resource(compositionGVR).List(ctx, opts)
@@ -134,55 +122,10 @@ func (c *Cluster) Compositions(ctx context.Context) ([]Composition, error) {
 			return nil, fmt.Errorf("list Compositions: %w", err)
 		}
 		for i := range l.Items {
-			out = append(out, composition(&l.Items[i]))
+			out = append(out, composition.Read(l.Items[i].Object, ""))
 		}
 		if opts.Continue = l.GetContinue(); opts.Continue == "" {
 			return out, nil
-		}
-	}
-}
-
-func composition(u *unstructured.Unstructured) Composition {
-	comp := Composition{Name: u.GetName()}
-	add := func(gk schema.GroupKind) {
-		if !slices.Contains(comp.Composes, gk) {
-			comp.Composes = append(comp.Composes, gk)
-		}
-	}
-	steps, _, _ := unstructured.NestedSlice(u.Object, "spec", "pipeline")
-	for _, st := range steps {
-		if m, ok := st.(map[string]any); ok {
-			// The input's own apiVersion and kind name the function's
-			// input type, not a composed resource.
-			if in, ok := m["input"].(map[string]any); ok {
-				for k, v := range in {
-					if k != "apiVersion" && k != "kind" {
-						kinds(v, add)
-					}
-				}
-			}
-		}
-	}
-	resources, _, _ := unstructured.NestedSlice(u.Object, "spec", "resources")
-	kinds(resources, add)
-	return comp
-}
-
-// kinds calls add for the group and kind of every object in v (and
-// within them) that names an apiVersion and a kind.
-func kinds(v any, add func(schema.GroupKind)) {
-	switch t := v.(type) {
-	case map[string]any:
-		av, _ := t["apiVersion"].(string)
-		if k, _ := t["kind"].(string); av != "" && k != "" {
-			add(schema.FromAPIVersionAndKind(av, k).GroupKind())
-		}
-		for _, x := range t {
-			kinds(x, add)
-		}
-	case []any:
-		for _, x := range t {
-			kinds(x, add)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/composition"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/reference"
@@ -31,7 +32,7 @@ type deletionState struct {
 	// that could not be read has no entry (an Unread line).
 	held map[string]*heldObjects
 	// compositions were read (compositionsRead) once a deletion is held.
-	compositions     []cluster.Composition
+	compositions     []composition.Composition
 	compositionsRead bool
 	// heldRepairs is the repair ReadHeldRepairs planned.
 	heldRepairs heldRepairs
