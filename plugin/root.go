@@ -95,7 +95,7 @@ func (root *Root) command() *cobra.Command {
 	addKlogFlags(cmd)
 
 	cmd.AddCommand(NewCmdVersion(root), NewCmdExtract(root), NewCmdValidate(root), NewCmdDiff(root), NewCmdVersions(root),
-		NewCmdInstall(root), NewCmdGet(root), NewCmdDescribe(root), NewCmdUpgrade(root), NewCmdRollback(root), NewCmdUninstall(root), NewCmdRename(root), NewCmdTree(root), NewCmdOutdated(root), NewCmdDoctor(root), NewCmdPlan(root), NewCmdInspect(root), NewCmdMirror(root))
+		NewCmdInstall(root), NewCmdGet(root), NewCmdDescribe(root), NewCmdUpgrade(root), NewCmdRollback(root), NewCmdUninstall(root), NewCmdRename(root), NewCmdTree(root), NewCmdOutdated(root), NewCmdDoctor(root), NewCmdPlan(root), NewCmdInspect(root), NewCmdMirror(root), NewCmdActivation(root))
 	addGroups(cmd)
 	// kubectl's own normalisation: Examples are indented by two spaces;
 	// Long is Markdown, rendered by help when it is printed (rendering

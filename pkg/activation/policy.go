@@ -62,7 +62,9 @@ func Smallest(needed, all []string) []string {
 	slices.Sort(out)
 	out = slices.Compact(out)
 	return slices.DeleteFunc(slices.Clone(out), func(e string) bool {
-		return slices.ContainsFunc(out, func(o string) bool { return o != e && strings.HasPrefix(o, "*.") && Matches(o, strings.TrimPrefix(e, "*")) })
+		return slices.ContainsFunc(out, func(o string) bool {
+			return o != e && strings.HasPrefix(o, "*.") && Matches(o, strings.TrimPrefix(e, "*"))
+		})
 	})
 }
 

@@ -39,6 +39,10 @@ type DefinitionMeta struct {
 	// CRD is what a plan reads of a CRD (nil for an MRD): its kind and
 	// served versions, for counting its objects.
 	CRD *CRD
+	// MRD is the same of an MRD (nil for a CRD), whose State is Active or
+	// Inactive.
+	MRD   *CRD
+	State string
 }
 
 // AllCRDs reads every CRD in the cluster with one paged list, decoded a
@@ -80,6 +84,8 @@ func (c *Cluster) allDefinitions(ctx context.Context, gvr schema.GroupVersionRes
 		}
 		if gvr == crdResource {
 			def.CRD = crdOf(d)
+		} else {
+			def.MRD, def.State = crdOf(d), d.Spec.State
 		}
 		for _, v := range d.Spec.Versions {
 			def.Versions = append(def.Versions, v.Name)

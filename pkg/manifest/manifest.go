@@ -33,6 +33,9 @@ func (o Object) Where() string { return fmt.Sprintf("%s:%d", o.Source, o.Line) }
 type Set struct {
 	// Packages are the package objects, in the order read.
 	Packages []Object
+	// Compositions are the apiextensions.crossplane.io Compositions, in
+	// the order read (what an activation plan reads); Ignored counts them.
+	Compositions []Object
 	// Ignored counts the objects that are no package; a List counts as its
 	// items, one each.
 	Ignored int

@@ -49,6 +49,9 @@ func (r *reader) addObject(m map[string]any, source string, line int, ctx string
 		return
 	}
 	if !packageGroups[gv.Group] || !packageKinds[kind] {
+		if gv.Group == "apiextensions.crossplane.io" && kind == "Composition" {
+			r.set.Compositions = append(r.set.Compositions, Object{Source: source, Line: line, Unstructured: &unstructured.Unstructured{Object: m}})
+		}
 		r.ignore(gv.Group, kind)
 		return
 	}
