@@ -36,6 +36,7 @@ const (
 	RuleLockStall            = "lock-stall"
 	RuleCrossplaneConfig     = "crossplane-config"
 	RuleDefinitionDeleting   = "definition-deleting"
+	RuleActivation           = "activation"
 
 	// Doctor's rules: what it finds in the package manager's state.
 	RuleDuplicateLockNode     = "duplicate-lock-node"
@@ -113,6 +114,7 @@ var Rules = []RuleDoc{
 	{RuleLockStall, planVerbs, "blocking: after the change Crossplane's resolver stops at a dependency (no version satisfies its constraints, with the running Crossplane's flags; a repository that does not exist; two nodes of one source): the Lock turns Resolved=False and no package in the cluster resolves; warning when it stalls there already, or the plan could not follow the resolver"},
 	{RuleCrossplaneConfig, planVerbs, "warning: Crossplane's configuration (its automatic dependency upgrade flags) could not be read and the outcome depends on it; info: the plan assumes it (--assume-dependency-upgrades)"},
 	{RuleDefinitionDeleting, planVerbs, "blocking: the target defines a CRD, MRD or XRD whose CRD in the cluster is being deleted: the package manager cannot make it again until the deletion finishes, and the API server refuses every object of its kind meanwhile"},
+	{RuleActivation, []string{verbInstall, verbUpgrade, verbRollback}, "info: the provider brings ManagedResourceDefinitions: how many, Active or Inactive as they come (safe-start), and how many the ManagedResourceActivationPolicies there activate: the CRDs that appear"},
 	{RuleInvalidPackage, changeVerbs, "blocking: the target's meta object has a label or annotation that is no string, which Crossplane refuses"},
 	{RuleDowngrade, changeVerbs, "blocking for upgrade (use rollback), info for rollback: the target is older than what runs"},
 	{RuleManualActivation, changeVerbs, "info: the package activates revisions by hand and the change has no --activate"},
