@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
@@ -165,6 +166,7 @@ func Generate() (map[string][]byte, error) {
 		}
 		var buf bytes.Buffer
 		buf.WriteString(generatedNote)
+		c.Long = escapeTags(c.Long)
 		if err = doc.GenMarkdownCustom(c, &buf, cobraPage); err != nil {
 			return
 		}
@@ -176,6 +178,26 @@ func Generate() (map[string][]byte, error) {
 	files[rulesFile] = rulesPage()
 	files[exitFile] = exitPage()
 	return files, nil
+}
+
+// escapeTags writes the < of a placeholder such as <unknown> as &lt;
+// outside code spans, where Markdown would take it for an HTML tag and
+// show nothing.
+func escapeTags(s string) string {
+	var b strings.Builder
+	inCode := false
+	for i := 0; i < len(s); i++ {
+		switch ch := s[i]; {
+		case ch == '`':
+			inCode = !inCode
+			b.WriteByte(ch)
+		case ch == '<' && !inCode && i+1 < len(s) && unicode.IsLetter(rune(s[i+1])):
+			b.WriteString("&lt;")
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return b.String()
 }
 
 // verb is the plugin verb a command belongs to: the first word after
