@@ -3,7 +3,8 @@
 # builds a snapshot release into dist/, renders the Krew manifest for it,
 # validates the manifest with krew's validator, installs every archive with
 # krew offline, and runs `kubectl xpkg version --client` and the completion
-# helper through kubectl's plugin discovery. Temporary files go to one temp
+# helper through kubectl's plugin discovery, and looks the man pages up as
+# the manifest's caveats install them. Temporary files go to one temp
 # directory, removed on exit; dist/ stays for inspection.
 #
 #   hack/release/check.sh              all six targets, as a release builds them
