@@ -66,6 +66,8 @@ func TestEveryCommandHasAPage(t *testing.T) {
 		want := []string{"## " + c.CommandPath() + "\n", "### Synopsis", "### Options", "### Exit status", "| 0 | success |"}
 		if c.Example != "" {
 			want = append(want, "### Examples")
+		} else if verb(c) != "" && verb(c) != "completion" {
+			t.Errorf("%s has no examples for its page (plugin/help/%s.example.txt)", c.CommandPath(), verb(c))
 		}
 		for _, w := range want {
 			if !strings.Contains(string(page), w) {
