@@ -89,7 +89,8 @@ const (
 
 // RuleDoc describes a plan rule: the verbs whose plans raise it, and one
 // line of help that says when and how severe. Each verb's help lists its
-// rules from here, and a test holds the README's table to it.
+// rules from here, make docs writes docs/rules.md from it, and a test holds
+// the tables of docs/upgrading.md and docs/doctor.md to it.
 type RuleDoc struct {
 	ID    string
 	Verbs []string
@@ -103,8 +104,8 @@ var (
 	doctorVerb  = []string{verbDoctor}
 )
 
-// Rules is every rule a plan applies, and doctor's, in the order the
-// README lists them.
+// Rules is every rule a plan applies, and doctor's, in the order the docs
+// list them.
 var Rules = []RuleDoc{
 	{RuleStoredVersionDropped, changeVerbs, "blocking: a CRD (or MRD) stores objects at a version the target no longer defines"},
 	{RuleLiveObjects, allVerbs, "blocking: objects exist of a kind the change removes (uninstall: of every kind the package defines); warning: of a version the target drops"},
