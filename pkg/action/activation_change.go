@@ -2,10 +2,12 @@ package action
 
 import (
 	"context"
+	"slices"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diff"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
 
@@ -21,6 +23,14 @@ func planActivation(ctx context.Context, c *cluster.Cluster, p *Plan, meta *xpkg
 	if err != nil || !served {
 		return err
 	}
+	// An MRD there is already (inactive: no CRD) is not brought.
+	there, err := c.MRDs(ctx, brings)
+	if err != nil {
+		return err
+	}
+	brings = slices.DeleteFunc(slices.Clone(brings), func(n string) bool {
+		return slices.ContainsFunc(there, func(m installed.MRD) bool { return m.Name == n })
+	})
 	if f := diagnose.ActivationFinding(target, meta, brings, policies); f != nil {
 		p.add(*f)
 	}

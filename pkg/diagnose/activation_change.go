@@ -30,7 +30,7 @@ func ActivationFinding(target string, meta *xpkg.Meta, brings []string, policies
 	f := &findings.Finding{Rule: findings.RuleActivation, Severity: findings.Info, Object: target, Count: findings.Count(int64(len(mrds)))}
 	caps, _, _ := unstructured.NestedStringSlice(meta.Content, "spec", "capabilities")
 	if !activation.SafeStart(caps) {
-		f.Message = fmt.Sprintf("%s brings %d ManagedResourceDefinitions, Active as it comes (it does not declare safe-start): %d CRDs appear", target, len(mrds), len(mrds))
+		f.Message = fmt.Sprintf("%s brings %s, Active as it comes (it does not declare safe-start): %s appear", target, mrdsSaid(len(mrds)), crdsSaid(len(mrds)))
 		return f
 	}
 	var entries [][]string
@@ -40,15 +40,15 @@ func ActivationFinding(target string, meta *xpkg.Meta, brings []string, policies
 		names = append(names, p.Name)
 	}
 	on := activation.Activated(mrds, entries)
-	f.Message = fmt.Sprintf("%s brings %d ManagedResourceDefinitions, Inactive as it comes (it declares safe-start): ", target, len(mrds))
+	f.Message = fmt.Sprintf("%s brings %s, Inactive as it comes (it declares safe-start): ", target, mrdsSaid(len(mrds)))
 	switch {
 	case len(policies) == 0:
 		f.Message += "no ManagedResourceActivationPolicy activates any, so no CRD appears until one names them (kubectl xpkg activation plan writes one)"
 	case len(on) == len(mrds):
-		f.Message += fmt.Sprintf("the policies here (%s) activate all %d: %d CRDs appear", namesSaid(names), len(on), len(on))
+		f.Message += fmt.Sprintf("the policies here (%s) activate all %d: %s appear", namesSaid(names), len(on), crdsSaid(len(on)))
 	default:
-		f.Message += fmt.Sprintf("the policies here (%s) activate %d of them, so %d CRDs appear and %d kinds stay unserved until a policy names them (kubectl xpkg activation plan)",
-			namesSaid(names), len(on), len(on), len(mrds)-len(on))
+		f.Message += fmt.Sprintf("the policies here (%s) activate %d of them, so %s appear and %d stay unserved until a policy names them (kubectl xpkg activation plan)",
+			namesSaid(names), len(on), crdsSaid(len(on)), len(mrds)-len(on))
 	}
 	return f
 }
@@ -58,4 +58,18 @@ func namesSaid(names []string) string {
 		return strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
+}
+
+func mrdsSaid(n int) string {
+	if n == 1 {
+		return "1 ManagedResourceDefinition"
+	}
+	return fmt.Sprintf("%d ManagedResourceDefinitions", n)
+}
+
+func crdsSaid(n int) string {
+	if n == 1 {
+		return "1 CRD"
+	}
+	return fmt.Sprintf("%d CRDs", n)
 }
