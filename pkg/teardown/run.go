@@ -55,15 +55,18 @@ func (e *StageError) ExitCode() int { return exit.WaitTimedOut }
 // stage. The package itself is the caller's to delete, after.
 func (r *Runner) Run(ctx context.Context, p *Plan) (err error) {
 	if p.Mode == ModeOrphan {
-		set, err := r.keep(ctx, p)
-		if err != nil {
-			return err
-		}
+		// The policies set so far are put back when the teardown stops
+		// before its first deletion: within keep too (the result err,
+		// not one of this block).
+		set, kerr := r.keep(ctx, p)
 		defer func() {
 			if err != nil && !r.deleted() {
 				err = r.putBack(ctx, set, err)
 			}
 		}()
+		if kerr != nil {
+			return kerr
+		}
 	}
 	for _, st := range Stages {
 		if err := r.stage(ctx, p, st); err != nil {
