@@ -25,6 +25,18 @@ var nopResources = schema.GroupVersionResource{Group: "nop.crossplane.io", Versi
 // the failAt-th time (0: none fails).
 func orphanPlan(t *testing.T, verb string, failAt int, names ...string) (*Runner, *Plan, *fakecluster.Fake) {
 	t.Helper()
+	return orphanPlanFailing(t, verb, func(n int, _ *fakecluster.Fake, _ clienttesting.Action) error {
+		if n == failAt {
+			return context.Canceled
+		}
+		return nil
+	}, names...)
+}
+
+// orphanPlanFailing is orphanPlan whose n-th request of verb fails with
+// what fail returns (nil: it is made).
+func orphanPlanFailing(t *testing.T, verb string, fail func(n int, f *fakecluster.Fake, a clienttesting.Action) error, names ...string) (*Runner, *Plan, *fakecluster.Fake) {
+	t.Helper()
 	g := Group{Kind: "NopResource.nop.crossplane.io", Stage: StageManaged, gvr: nopResources}
 	var objs []*unstructured.Unstructured
 	for _, n := range names {
@@ -37,10 +49,10 @@ func orphanPlan(t *testing.T, verb string, failAt int, names ...string) (*Runner
 	}
 	f := fakecluster.NewWithLists(map[schema.GroupVersionResource]string{nopResources: "NopResourceList"}, objs...)
 	n := 0
-	f.Dynamic.PrependReactor(verb, "nopresources", func(clienttesting.Action) (bool, runtime.Object, error) {
+	f.Dynamic.PrependReactor(verb, "nopresources", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		n++
-		if n == failAt {
-			return true, nil, context.Canceled
+		if err := fail(n, f, a); err != nil {
+			return true, nil, err
 		}
 		return false, nil, nil
 	})
@@ -106,5 +118,35 @@ func TestOrphanStoppedAfterDeletingKeeps(t *testing.T) {
 	}
 	if got, want := policiesOf(t, f, "b"), "b Orphan *"; got != want {
 		t.Errorf("policies of the object not deleted: %s, want %s", got, want)
+	}
+}
+
+// TestOrphanStoppedPutsBackAChangeThatLanded: the second object's
+// policies are set but the answer is lost to the interruption: the
+// teardown reads it and puts it back too.
+func TestOrphanStoppedPutsBackAChangeThatLanded(t *testing.T) {
+	names := []string{"a", "b", "c"}
+	r, p, f := orphanPlanFailing(t, "patch", func(n int, f *fakecluster.Fake, a clienttesting.Action) error {
+		if n != 2 {
+			return nil
+		}
+		// The tracker, not the client: a reactor runs under the fake's lock.
+		o, err := f.Dynamic.Tracker().Get(nopResources, "", a.(clienttesting.PatchAction).GetName())
+		if err != nil {
+			return err
+		}
+		u := o.(*unstructured.Unstructured)
+		_ = unstructured.SetNestedField(u.Object, "Orphan", "spec", "deletionPolicy")
+		if err := f.Dynamic.Tracker().Update(nopResources, u, ""); err != nil {
+			return err
+		}
+		return context.Canceled
+	}, names...)
+	err := r.Run(context.Background(), p)
+	if want := "the policies of 2 managed resource(s) were put back"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Run: %v\nwant it to say %q", err, want)
+	}
+	if got, want := policiesOf(t, f, names...), "a Delete *; b Delete *; c Delete *"; got != want {
+		t.Errorf("policies after the teardown stopped: %s, want %s", got, want)
 	}
 }
