@@ -111,7 +111,7 @@ func TestInterruptedWaitSaysWhatIsLeft(t *testing.T) {
 	if r.ExitCode != 130 {
 		t.Errorf("exit %d, want 130; stderr:\n%s", r.ExitCode, r.Stderr)
 	}
-	contains(t, "stderr", r.Stderr, "error: interrupted by SIGINT", "the change made so far stays")
+	contains(t, "stderr", r.Stderr, "error: interrupted by SIGINT", "stopped; nothing more is changed")
 	t.Logf("stderr:\n%s", r.Stderr)
 	if !l.providerExists(t, name) {
 		t.Error("the interrupted install removed the package")

@@ -280,13 +280,16 @@ func (j *journey) upgradeAllDryRun() {
 func (j *journey) doctor() {
 	j.s.step("doctor",
 		"What could take every package down (two Lock nodes for one source, an unresolved Lock, a definition another revision controls, …)? "+
-			"The package manager's state read once; --fix would repair what it can prove.",
+			"The package manager's state read once; --fix would repair what it can prove. This local copy of configuration-aws-network "+
+			"depends on provider-nop in place of provider-aws-ec2, so its Composition composes ec2.aws.upbound.io kinds that no installed "+
+			"provider defines: doctor says so (exit 3), since its composite resources could never become ready, and --fix has nothing to repair.",
 		func(v *verdict) {
 			r := j.s.xpkg(quick, "doctor", "--fix", "--dry-run")
-			if !v.exit(r, 0, "nothing blocking") {
+			if !v.exit(r, 3, "a blocking finding") {
 				return
 			}
-			v.says("stdout", r.stdout, "read every package, revision and Lock entry, and found nothing to repair", "Doctor: 3 packages, ", "no problems found")
+			v.says("stdout", r.stdout, "the composed kinds no provider defines, and nothing to repair", "Doctor: 3 packages, ",
+				"[inactive-composed-kind]", "VPC.ec2.aws.upbound.io")
 			v.cluster(j.c.runs(cfg, j.e2e("configuration-aws-network", "v0.23.0")), "nothing changed: still at v0.23.0 and Healthy")
 		})
 }

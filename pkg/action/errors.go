@@ -57,7 +57,7 @@ func waitError(err error) error {
 type stoppedError struct{ err error }
 
 func (e *stoppedError) Error() string {
-	msg := "stopped; the change made so far stays, and what the package manager was doing goes on (kubectl xpkg describe shows where it stands)"
+	msg := "stopped; nothing more is changed, and what the package manager was doing goes on (kubectl xpkg describe shows where it stands)"
 	// What the step stopped says of itself (a teardown: its stage and the
 	// deletions it sent), unless it says no more than that it was stopped.
 	if d := e.err.Error(); d != context.Canceled.Error() {
