@@ -14,7 +14,9 @@ import (
 // planActivation adds what a provider's install or upgrade does to the
 // activation of its kinds (diagnose.ActivationFinding), where the cluster
 // serves MRDs: brings are the definitions the target makes that the
-// cluster has not.
+// cluster has not. When some come Inactive and no policy activates them,
+// the Compositions are read (one list): one that composes such a kind is
+// a warning (inactive-composed-kind).
 func planActivation(ctx context.Context, c *cluster.Cluster, p *Plan, meta *xpkg.Meta, brings []string, target string) error {
 	if meta == nil || meta.Kind != "Provider" || len(brings) == 0 {
 		return nil
@@ -31,9 +33,18 @@ func planActivation(ctx context.Context, c *cluster.Cluster, p *Plan, meta *xpkg
 	brings = slices.DeleteFunc(slices.Clone(brings), func(n string) bool {
 		return slices.ContainsFunc(there, func(m installed.MRD) bool { return m.Name == n })
 	})
-	if f := diagnose.ActivationFinding(target, meta, brings, policies); f != nil {
+	f, inactive := diagnose.ActivationFinding(target, meta, brings, policies)
+	if f != nil {
 		p.add(*f)
 	}
+	if len(inactive) == 0 {
+		return nil
+	}
+	comps, err := c.Compositions(ctx)
+	if err != nil {
+		return err
+	}
+	p.add(diagnose.InactiveComposedFindings(target, inactive, comps)...)
 	return nil
 }
 

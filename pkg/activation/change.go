@@ -62,3 +62,40 @@ func Activated(names []string, policies [][]string) []string {
 	}
 	return out
 }
+
+// Plurals are the plural names a kind's CRD may have, as Kubernetes'
+// code generators and upjet make them from its name: kind + s, + es, y to
+// ies. A composed Kind.group whose plural is not among them is not
+// matched to a definition by name; a plan then says less, never wrong.
+func Plurals(kind string) []string {
+	k := strings.ToLower(kind)
+	out := []string{k + "s", k + "es"}
+	if strings.HasSuffix(k, "y") {
+		out = append(out, strings.TrimSuffix(k, "y")+"ies")
+	}
+	return out
+}
+
+// DefinitionOf is the name, among names (plural.group), of the definition
+// of the composed kind Kind.group; "" when none is.
+func DefinitionOf(kindGroup string, names []string) string {
+	kind, group, ok := strings.Cut(kindGroup, ".")
+	if !ok {
+		return ""
+	}
+	for _, p := range Plurals(kind) {
+		if n := p + "." + group; slicesContains(names, n) {
+			return n
+		}
+	}
+	return ""
+}
+
+func slicesContains(names []string, n string) bool {
+	for _, x := range names {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}

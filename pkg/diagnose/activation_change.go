@@ -2,11 +2,13 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/activation"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/composition"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
@@ -19,19 +21,19 @@ import (
 // otherwise, and how many of the inactive ones the policies there
 // activate: the CRDs that appear. nil for a package that is no provider,
 // or that brings no MRD.
-func ActivationFinding(target string, meta *xpkg.Meta, brings []string, policies []installed.MRAP) *findings.Finding {
+func ActivationFinding(target string, meta *xpkg.Meta, brings []string, policies []installed.MRAP) (f *findings.Finding, inactive []string) {
 	if meta == nil || meta.Kind != "Provider" {
-		return nil
+		return nil, nil
 	}
 	mrds := activation.Managed(brings)
 	if len(mrds) == 0 {
-		return nil
+		return nil, nil
 	}
-	f := &findings.Finding{Rule: findings.RuleActivation, Severity: findings.Info, Object: target, Count: findings.Count(int64(len(mrds)))}
+	f = &findings.Finding{Rule: findings.RuleActivation, Severity: findings.Info, Object: target, Count: findings.Count(int64(len(mrds)))}
 	caps, _, _ := unstructured.NestedStringSlice(meta.Content, "spec", "capabilities")
 	if !activation.SafeStart(caps) {
 		f.Message = fmt.Sprintf("%s brings %s, Active as it comes (it does not declare safe-start): %s appear", target, mrdsSaid(len(mrds)), crdsSaid(len(mrds)))
-		return f
+		return f, nil
 	}
 	var entries [][]string
 	var names []string
@@ -40,6 +42,7 @@ func ActivationFinding(target string, meta *xpkg.Meta, brings []string, policies
 		names = append(names, p.Name)
 	}
 	on := activation.Activated(mrds, entries)
+	inactive = slices.DeleteFunc(slices.Clone(mrds), func(n string) bool { return slices.Contains(on, n) })
 	f.Message = fmt.Sprintf("%s brings %s, Inactive as it comes (it declares safe-start): ", target, mrdsSaid(len(mrds)))
 	switch {
 	case len(policies) == 0:
@@ -50,7 +53,36 @@ func ActivationFinding(target string, meta *xpkg.Meta, brings []string, policies
 		f.Message += fmt.Sprintf("the policies here (%s) activate %d of them, so %s appear and %d stay unserved until a policy names them (kubectl xpkg activation plan)",
 			namesSaid(names), len(on), crdsSaid(len(on)), len(mrds)-len(on))
 	}
-	return f
+	return f, inactive
+}
+
+// InactiveComposedFindings: a Composition composes a kind that target
+// brings Inactive and no policy activates (inactive names their MRDs):
+// its composite resources will not become ready. A warning, one per kind.
+func InactiveComposedFindings(target string, inactive []string, comps []composition.Composition) []findings.Finding {
+	by := map[string][]string{}
+	var order []string
+	for _, c := range comps {
+		for _, gk := range c.Composes {
+			name := activation.DefinitionOf(gk.String(), inactive)
+			if name == "" {
+				continue
+			}
+			if by[name] == nil {
+				order = append(order, name)
+			}
+			if !slices.Contains(by[name], c.Where()) {
+				by[name] = append(by[name], c.Where())
+			}
+		}
+	}
+	var out []findings.Finding
+	for _, name := range order {
+		out = append(out, findings.Finding{Rule: findings.RuleInactiveComposedKind, Severity: findings.Warning, Object: name,
+			Message: fmt.Sprintf("%s composes the kind of %s, which %s brings Inactive and no ManagedResourceActivationPolicy activates: its composite resources will not become ready; add %q to a policy's spec.activate (kubectl xpkg activation plan writes one)",
+				namesSaid(by[name]), name, target, name)})
+	}
+	return out
 }
 
 func namesSaid(names []string) string {

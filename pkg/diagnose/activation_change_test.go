@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/composition"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/xpkg"
 )
@@ -33,7 +36,7 @@ func TestActivationFinding(t *testing.T) {
 		{"a configuration", &xpkg.Meta{Object: &xpkg.Object{Content: map[string]any{}}, Kind: "Configuration"}, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := ActivationFinding("p", tc.meta, brings, tc.policies)
+			f, _ := ActivationFinding("p", tc.meta, brings, tc.policies)
 			switch {
 			case tc.want == "" && f != nil:
 				t.Fatalf("a finding: %+v", f)
@@ -44,5 +47,21 @@ func TestActivationFinding(t *testing.T) {
 				t.Errorf("message %q, want %q in it", f.Message, tc.want)
 			}
 		})
+	}
+}
+
+func TestInactiveComposedFindings(t *testing.T) {
+	comps := []composition.Composition{
+		{Name: "net", Composes: []schema.GroupKind{{Group: "ec2.example.io", Kind: "VPC"}, {Group: "ec2.example.io", Kind: "Subnet"}}},
+		{Name: "policy", Composes: []schema.GroupKind{{Group: "iam.example.io", Kind: "Policy"}, {Group: "apps", Kind: "Deployment"}}},
+	}
+	fs := InactiveComposedFindings("provider/p", []string{"vpcs.ec2.example.io", "policies.iam.example.io", "buckets.s3.example.io"}, comps)
+	var got []string
+	for _, f := range fs {
+		got = append(got, f.Object+": "+f.Message[:strings.Index(f.Message, " composes")])
+	}
+	want := []string{"vpcs.ec2.example.io: Composition net", "policies.iam.example.io: Composition policy"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("findings %q, want %q", got, want)
 	}
 }
