@@ -1,18 +1,22 @@
 package activation
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // TestActivationPlanForFiles plans for the Compositions of a directory, as
 // a Git checkout holds them before they are applied: with --only-files the
 // policy is for those alone (all three network kinds, one pattern), and
-// without it the cluster's own Composition (the snapshot kind) is added.
+// without it the cluster's own Composition (the snapshot kind) is added;
+// for Compositions that compose no managed kind there is no policy.
 func TestActivationPlanForFiles(t *testing.T) {
 	s := begin(t)
 	s.create(t, compGVR, composition("storage-snapshot", "XBackup", ptStep(storage, "Snapshot")))
@@ -56,5 +60,29 @@ func TestActivationPlanForFiles(t *testing.T) {
 	activate, _, _ = unstructured.NestedStringSlice(policy.Object, "spec", "activate")
 	if want := []string{pattern, mrdName("Snapshot", storage)}; !slices.Equal(activate, want) {
 		t.Errorf("-f with the cluster activates %q, want %q", activate, want)
+	}
+
+	// A directory whose Compositions compose no managed kind (a
+	// ProviderConfig is a CRD, always served) needs no policy: none is
+	// printed, since Crossplane refuses one that activates nothing.
+	none := writeFiles(t, map[string]string{"config.yaml": composition("config-only", "XConfig", ptStep(configGroup, "ProviderConfig"))})
+	r = s.run(t, "activation", "plan", "--only-files", "-f", none).Succeeds(t)
+	comments, policy = printedPolicy(t, r.Stdout)
+	if len(policy.Object) != 0 {
+		t.Errorf("with nothing needed the plan prints a policy: %v", policy.Object)
+	}
+	contains(t, "the plan with nothing needed", comments, "0 needed", "Nothing needs a managed resource kind")
+	empty := decode(t, mrap("activates-nothing"))
+	if _, err := s.dyn.Resource(mrapGVR).Create(context.Background(), empty, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("the API server answers a policy that activates nothing with %v, not Invalid", err)
+		_ = s.dyn.Resource(mrapGVR).Delete(context.Background(), empty.GetName(), metav1.DeleteOptions{})
+	}
+	r = s.run(t, "activation", "plan", "--only-files", "-f", none, "-o", "json").Succeeds(t)
+	doc = planDoc{}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, r.Stdout)
+	}
+	if doc.Policy != nil || len(doc.Activate) != 0 || doc.Counts.Needed != 0 {
+		t.Errorf("with nothing needed -o json has policy %v, activate %q, counts %+v", doc.Policy, doc.Activate, doc.Counts)
 	}
 }
