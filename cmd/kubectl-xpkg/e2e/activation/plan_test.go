@@ -13,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/crossplane"
@@ -188,6 +189,31 @@ func TestActivationPlanPredictsCrossplane(t *testing.T) {
 	}
 	contains(t, "the plan after the policy", comments, "3 active today", "0 of them are inactive today",
 		"# Policy planned-activations (activate "+strings.Join(activate, ", ")+") activates 3 MRDs.")
+
+	// Objects count as a need, read from the CRDs Crossplane made: with
+	// storage-pt gone, a Volume keeps its kind needed and Bucket is needed
+	// by nothing, though active (and staying so).
+	if err := s.dyn.Resource(compGVR).Delete(ctx, "storage-pt", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.create(t, schema.GroupVersionResource{Group: storage, Version: "v1beta1", Resource: "volumes"},
+		"apiVersion: "+storage+"/v1beta1\nkind: Volume\nmetadata:\n  name: data\nspec:\n  forProvider:\n    size: 10\n")
+	r = s.run(t, "activation", "plan", "-o", "json").Succeeds(t)
+	doc = planDoc{}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, r.Stdout)
+	}
+	if want := []string{mrdName("Network", network), mrdName("Volume", storage)}; !slices.Equal(doc.Activate, want) {
+		t.Errorf("with a Volume and no storage-pt the plan activates %q, want %q", doc.Activate, want)
+	}
+	for _, n := range doc.Needs {
+		if n.MRD == mrdName("Volume", storage) && !slices.Equal(n.By, []string{"1 object"}) {
+			t.Errorf("volumes are needed by %q, want the one object", n.By)
+		}
+	}
+	if c := doc.Counts; c.Needed != 2 || c.ActiveNow != 3 || c.ActiveUnneeded != 1 || c.Activates != 0 {
+		t.Errorf("with a Volume and no storage-pt the counts are %+v", c)
+	}
 }
 
 // waitActivated waits until Crossplane has activated exactly need: each
