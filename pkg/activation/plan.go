@@ -109,7 +109,7 @@ func Build(in Input) *Plan {
 				needs[d.Name] = n
 			}
 			n.By = append(n.By, by)
-		case in.Served[kind] || !strings.Contains(kind, "."):
+		case in.Served[kind] || Own(group(kind)):
 			// Served by a CRD no MRD makes, or Kubernetes' own group.
 		default:
 			n := missing[kind]
@@ -150,6 +150,12 @@ func Build(in Input) *Plan {
 		p.Existing = append(p.Existing, existing(m, in.Definitions, needs))
 	}
 	return p
+}
+
+// group is the group of a kind written Kind.group.
+func group(kind string) string {
+	_, g, _ := strings.Cut(kind, ".")
+	return g
 }
 
 func objects(n int64) string {

@@ -31,9 +31,11 @@ type deletionState struct {
 	// held are the objects read of each kind, by its CRD's name: a kind
 	// that could not be read has no entry (an Unread line).
 	held map[string]*heldObjects
-	// compositions were read (compositionsRead) once a deletion is held.
-	compositions     []composition.Composition
-	compositionsRead bool
+	// compositions were read (compositionsRead) once a deletion is held
+	// or the cluster has MRDs (readCompositions: one list, tried once).
+	compositions      []composition.Composition
+	compositionsRead  bool
+	compositionsTried bool
 	// heldRepairs is the repair ReadHeldRepairs planned.
 	heldRepairs heldRepairs
 	// stuckConfigs are the ProviderConfigs whose deletion usages hold;
@@ -93,13 +95,22 @@ func (s *State) readDeletions(ctx context.Context, c *cluster.Cluster) {
 		if d := &s.defs[i]; d.Deleting == nil || s.heldBy(d) == nil {
 			continue
 		}
-		var err error
-		if s.compositions, err = c.Compositions(ctx); err != nil {
-			s.unread = append(s.unread, exit.Message(err))
-		}
-		s.compositionsRead = err == nil
+		s.readCompositions(ctx, c)
 		return
 	}
+}
+
+// readCompositions lists the Compositions, once whoever asks first.
+func (s *State) readCompositions(ctx context.Context, c *cluster.Cluster) {
+	if s.compositionsTried {
+		return
+	}
+	s.compositionsTried = true
+	var err error
+	if s.compositions, err = c.Compositions(ctx); err != nil {
+		s.unread = append(s.unread, exit.Message(err))
+	}
+	s.compositionsRead = err == nil
 }
 
 // deletingOrUnserved: d is being deleted, or a package's revision made it

@@ -48,13 +48,14 @@ type objectState struct {
 // ReadObjects reads the CRDs and the MRDs with one paged list each (names,
 // owners and versions, never the schemas) and the DeploymentRuntimeConfigs
 // with one, however many there are; then the objects of the kinds whose
-// deletion is under way (readDeletions). A kind the cluster does not serve
+// deletion is under way (readDeletions), and what activation needs
+// (readActivation). A kind the cluster does not serve
 // has nothing to read; one that cannot be read is noted, and the rules
 // that need it find nothing in it.
 func (s *State) ReadObjects(ctx context.Context, c *cluster.Cluster, namespace string) {
-	crds, err := c.AllCRDs(ctx)
-	if err != nil {
-		s.unread = append(s.unread, exit.Message(err))
+	crds, crdsErr := c.AllCRDs(ctx)
+	if crdsErr != nil {
+		s.unread = append(s.unread, exit.Message(crdsErr))
 	}
 	mrds, err := c.AllMRDs(ctx)
 	if err != nil {
@@ -69,6 +70,7 @@ func (s *State) ReadObjects(ctx context.Context, c *cluster.Cluster, namespace s
 	s.namespace = cmp.Or(namespace, "crossplane-system")
 	s.version = lazyVersion(ctx, c, namespace)
 	s.readDeletions(ctx, c)
+	s.readActivation(ctx, c, mrds, crds, crdsErr == nil)
 }
 
 // index finds revisions by UID and definitions' recorders, and the kinds

@@ -1,6 +1,7 @@
 // Package diagnose reads the package manager's state once (packages,
 // revisions, the Lock, the CRDs and MRDs they install, the
-// DeploymentRuntimeConfigs and, once a rule needs it, the running
+// DeploymentRuntimeConfigs, where there are MRDs the Compositions and the
+// activation policies, and, once a rule needs it, the running
 // Crossplane's version) and applies doctor's rules to it, returning
 // findings. It also holds the rules a change of one package is judged by
 // against that state: the stored versions and live objects it would
@@ -46,6 +47,7 @@ type State struct {
 
 	objectState
 	deletionState
+	activationState
 }
 
 // Read makes one request per package kind, one per revision kind and one
@@ -129,7 +131,8 @@ func Examine(ctx context.Context, c *cluster.Cluster, namespace string) (*Report
 	for _, rule := range []Rule{(*State).duplicateNodes, (*State).unresolved, (*State).twinNames, (*State).staleEntries, (*State).manualInactive, (*State).historyPiled,
 		(*State).controlConflicts, (*State).storedUndefined, (*State).objectsMissing, (*State).pinnedServiceAccounts, (*State).familySkew,
 		(*State).unfinishedOperations, (*State).pausedPackages, (*State).noRevisions, (*State).duplicatePackages, (*State).inactiveRevisions,
-		(*State).definitionsTerminating, (*State).managedDeleting, (*State).deletionsStuck, (*State).providerConfigsStuck} {
+		(*State).definitionsTerminating, (*State).managedDeleting, (*State).deletionsStuck, (*State).providerConfigsStuck,
+		(*State).inactiveComposed, (*State).activationUnused, (*State).activationUnmatched} {
 		rep.Findings = append(rep.Findings, rule(s)...)
 	}
 	return rep, s

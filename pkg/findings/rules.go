@@ -58,6 +58,9 @@ const (
 	RuleManagedDeletionStuck  = "managed-deletion-stuck"
 	RuleDeletionStuck         = "deletion-stuck"
 	RuleProviderConfigStuck   = "providerconfig-deletion-stuck"
+	RuleInactiveComposedKind  = "inactive-composed-kind"
+	RuleActivationUnused      = "activation-unused"
+	RuleActivationUnmatched   = "activation-pattern-unmatched"
 
 	// Install's: what the install would do to the Lock.
 	RuleTwinInstall = "twin-install"
@@ -143,6 +146,9 @@ var Rules = []RuleDoc{
 	{RuleManagedDeletionStuck, doctorVerb, "blocking: managed resources are being deleted and wait for their finalizer, while the provider that serves their kind has no active revision (is not installed, or deactivated)"},
 	{RuleProviderConfigStuck, doctorVerb, "blocking: a ProviderConfig has been deleting for over two minutes, held by in-use.crossplane.io, which its provider's controller removes once no ProviderConfigUsage names it: names the usages, which tell of resources that are gone (the garbage collector cannot delete a usage whose owner's kind is no longer served) and the command that removes those"},
 	{RuleDeletionStuck, doctorVerb, "blocking: a package or revision has been deleting for over two minutes, held by a finalizer: names it and who removes it; nothing of its name can be made meanwhile"},
+	{RuleInactiveComposedKind, doctorVerb, "blocking: a Composition composes a kind whose ManagedResourceDefinition is Inactive (Crossplane made no CRD for it), or that no MRD nor CRD defines: its composite resources cannot become ready; one finding per kind, naming the Compositions, the MRD, the provider that made it and the activate entry that would activate it"},
+	{RuleActivationUnused, doctorVerb, "info: how many active MRDs no Composition composes and whose kind has no object, and the CRDs they cost, which stay (Crossplane cannot deactivate an MRD, crossplane#7205); names a few"},
+	{RuleActivationUnmatched, doctorVerb, "warning: a ManagedResourceActivationPolicy's activate entry matches no MRD (a typo activates nothing): names the policy and the entry, and an MRD name close to it"},
 	{RuleCrossplaneUnknown, doctorVerb, "warning: with --crossplane-version, the release table does not know the target (or the running release, or the target is a pre-release): only what can be checked without it is"},
 	{RuleCrossplaneDowngrade, doctorVerb, "blocking: the target is older than the running Crossplane, which does not support downgrades"},
 	{RuleCrossplaneSkipped, doctorVerb, "blocking: the target skips a minor version (Crossplane upgrades one minor at a time; v1.20 to v2.0 is the one major step): names the releases to go through"},
