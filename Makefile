@@ -6,6 +6,11 @@ BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 VERSION_PKG = github.com/kubectl-xpkg/kubectl-xpkg/pkg/version
 LDFLAGS    := -s -w -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) -X $(VERSION_PKG).buildDate=$(BUILD_DATE)
 BIN        := bin/kubectl-xpkg
+# Where make install puts the man pages: beside the bin/ directory go install
+# writes to, where man finds them for a directory on PATH (GOPATH/bin ->
+# GOPATH/share/man).
+GOBIN_DIR   = $(or $(shell go env GOBIN),$(shell go env GOPATH)/bin)
+MANDIR     ?= $(GOBIN_DIR)/../share/man/man1
 # Extra flags for go test, e.g. make test GOTESTFLAGS='-run TestVersion'
 GOTESTFLAGS ?=
 # The Crossplane releases the end-to-end tests run against, each built from
@@ -15,7 +20,7 @@ export CROSSPLANE_VERSIONS
 
 export CGO_ENABLED ?= 0
 
-.PHONY: help build install test e2e demo fuzz bench bench-extract bench-diff release-tools release-snapshot krew-manifest release-check lint fmt dev-env dev-env-down k8s-bins e2e-bins registry-bin clean distclean
+.PHONY: help build install test e2e demo fuzz bench bench-extract bench-diff release-tools release-snapshot krew-manifest release-check docs lint fmt dev-env dev-env-down k8s-bins e2e-bins registry-bin clean distclean
 
 help: ## Show this help.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-17s %s\n", $$1, $$2}'
@@ -23,8 +28,13 @@ help: ## Show this help.
 build: ## Build bin/kubectl-xpkg, version-stamped.
 	go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-xpkg
 
-install: ## Install kubectl-xpkg into $(go env GOBIN) (or GOPATH/bin), where kubectl finds plugins on PATH.
+install: ## Install kubectl-xpkg into $(go env GOBIN) (or GOPATH/bin), where kubectl finds plugins on PATH, and its man pages into MANDIR.
 	go install -trimpath -ldflags "$(LDFLAGS)" ./cmd/kubectl-xpkg
+	go run -ldflags "$(LDFLAGS)" ./hack/docgen -man "$(MANDIR)"
+	@echo "man pages in $(MANDIR) (man kubectl-xpkg; MANDIR=... to put them elsewhere)"
+
+docs: ## Generate docs/reference/ (a page per command), docs/rules.md and docs/exit-codes.md from the command tree and the rule and exit-code tables.
+	go run ./hack/docgen
 
 k8s-bins: ## Build (or reuse cached) kube-apiserver, etcd, kubectl and kube-controller-manager for the local cluster.
 	hack/build-k8s.sh >/dev/null

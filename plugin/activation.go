@@ -22,6 +22,7 @@ func NewCmdActivation(root *Root) *cobra.Command {
 		Use:     "activation",
 		Short:   "Plan which managed resource kinds to activate (ManagedResourceActivationPolicy)",
 		Long:    helpLong("activation"),
+		Example: helpExample("activation"),
 		GroupID: groupCluster,
 		Args:    exactArgs(0, "no arguments but a verb: kubectl xpkg activation plan"),
 		RunE:    func(c *cobra.Command, _ []string) error { return c.Help() },

@@ -66,7 +66,7 @@ func noPanic(t *testing.T, what string, r *clitest.Result) {
 // TestChangesThroughAFaultyAPIServer sends upgrades and uninstalls through
 // a proxy that refuses, holds back, cuts short and lets land their PATCH
 // and DELETE requests: every one ends with an error line and the exit code
-// the README gives, never a panic, and the cluster is where the message
+// docs/exit-codes.md gives, never a panic, and the cluster is where the message
 // says: refused means unchanged; cut short means maybe landed, and
 // --atomic interrupted puts back what landed.
 func TestChangesThroughAFaultyAPIServer(t *testing.T) {

@@ -13,21 +13,22 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
 )
 
-// recipeCommand is the offline plan command line of the README's CI
-// recipe, without "kubectl xpkg": the test runs what users copy.
+// recipeCommand is the offline plan command line of the example CI
+// workflow (docs/plans-in-pull-requests.md shows it), without "kubectl
+// xpkg": the test runs what users copy.
 func recipeCommand(t *testing.T) []string {
 	t.Helper()
 	root, err := testenv.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	b, err := os.ReadFile(filepath.Join(root, "docs", "examples", "github-actions", "package-plan.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`(?m)^\s+run: kubectl xpkg (plan .*--offline.*)$`).FindAllStringSubmatch(string(b), -1)
 	if len(m) != 1 {
-		t.Fatalf("the README's CI recipe has %d offline plan steps, want 1", len(m))
+		t.Fatalf("the example CI workflow has %d offline plan steps, want 1", len(m))
 	}
 	return strings.Fields(m[0][1])
 }

@@ -3,7 +3,8 @@
 # builds a snapshot release into dist/, renders the Krew manifest for it,
 # validates the manifest with krew's validator, installs every archive with
 # krew offline, and runs `kubectl xpkg version --client` and the completion
-# helper through kubectl's plugin discovery. Temporary files go to one temp
+# helper through kubectl's plugin discovery, and looks the man pages up as
+# the manifest's caveats install them. Temporary files go to one temp
 # directory, removed on exit; dist/ stays for inspection.
 #
 #   hack/release/check.sh              all six targets, as a release builds them
@@ -24,14 +25,14 @@ step() {
   now=$(date +%s)
   [ -z "$step_name" ] || echo "    ok ($((now - step_start))s)"
   step_no=$((step_no + 1)) step_name=$1 step_start=$now
-  printf '\n==> [%d/8] %s\n' "$step_no" "$1"
+  printf '\n==> [%d/9] %s\n' "$step_no" "$1"
 }
 fail() {
-  echo "release-check: FAILED in [$step_no/8] $step_name: $*" >&2
+  echo "release-check: FAILED in [$step_no/9] $step_name: $*" >&2
   exit 1
 }
 # Report once, from the script's own shell, not from each $(...) it unwinds.
-trap '[ "$BASH_SUBSHELL" -gt 0 ] || echo "release-check: FAILED in [$step_no/8] $step_name (a command exited $?)" >&2' ERR
+trap '[ "$BASH_SUBSHELL" -gt 0 ] || echo "release-check: FAILED in [$step_no/9] $step_name (a command exited $?)" >&2' ERR
 work=$(mktemp -d "${TMPDIR:-/tmp}/release-check.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -78,7 +79,7 @@ check_archive() {
     { cat "$work/install.log"; fail "krew could not install $archive"; }
   store="$root/store/xpkg/$tag" bin=kubectl-xpkg helper=kubectl_complete-xpkg
   [ "$os" != windows ] || bin+=.exe helper+=.cmd
-  for f in "$bin" "$helper" LICENSE README.md; do
+  for f in "$bin" "$helper" LICENSE README.md man/man1/kubectl-xpkg.1 man/man1/kubectl-xpkg-upgrade.1; do
     [ -f "$store/$f" ] || fail "$archive: krew installed no $f in $store"
   done
   [ -e "$root/bin/$bin" ] || fail "$archive: krew linked no $bin into $root/bin"
@@ -86,7 +87,9 @@ check_archive() {
   for f in "GOOS=$os" "GOARCH=$arch" CGO_ENABLED=0 -trimpath=true; do
     grep -qxF "$(printf '\tbuild\t%s' "$f")" <<<"$info" || fail "$archive: $bin was not built with $f"
   done
-  echo "    $os/$arch: installed; $bin, $helper, LICENSE, README.md; static, trimmed"
+  grep -q "^\.TH \"KUBECTL-XPKG\" \"1\" .*\"kubectl-xpkg $tag\"" "$store/man/man1/kubectl-xpkg.1" ||
+    fail "$archive: man/man1/kubectl-xpkg.1 is not headed with $tag"
+  echo "    $os/$arch: installed; $bin, $helper, LICENSE, README.md, man/man1/ ($(ls "$store/man/man1" | wc -l) pages); static, trimmed"
 }
 
 step "build the release tools (hack/release/tools.sh, cached in hack/bin/)"
@@ -139,6 +142,18 @@ cp "$host/store/xpkg/$tag/kubectl_complete-xpkg" "$host/bin/"
 out=$(krew_in "$host" kubectl __complete xpkg vers 2>/dev/null) || fail "kubectl __complete xpkg failed"
 grep -q '^version' <<<"$out" || fail "kubectl did not complete 'kubectl xpkg vers' to version: $out"
 echo "    kubectl __complete xpkg vers: $(grep -c '^vers' <<<"$out") candidates (version, versions)"
+
+step "man pages, installed as the manifest's caveats say"
+grep -q "cp \"\${KREW_ROOT:-\$HOME/.krew}/store/xpkg/$tag/man/man1/\"\*.1 \"\${KREW_ROOT:-\$HOME/.krew}/share/man/man1/\"" "$manifest" ||
+  fail "the caveats no longer give the cp line of the man pages this step follows"
+mkdir -p "$host/share/man/man1"
+cp "$host/store/xpkg/$tag/man/man1/"*.1 "$host/share/man/man1/"
+if command -v man >/dev/null; then
+  out=$(krew_in "$host" man -w kubectl-xpkg-upgrade 2>&1) || fail "man found no kubectl-xpkg-upgrade beside Krew's bin/: $out"
+  echo "    man -w kubectl-xpkg-upgrade: $out"
+else
+  echo "    no man here: the pages are in place, not looked up"
+fi
 
 echo "    ok ($(($(date +%s) - step_start))s)"
 echo

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -260,7 +261,7 @@ func (i *Install) Plan(ctx context.Context, spec installed.InstallSpec) (*Plan, 
 	if f := i.twinName(ctx, spec, repo); f != nil {
 		plan.add(*f)
 	}
-	if derr := i.planDeleting(ctx, plan, spec); derr != nil {
+	if derr := i.planDefinitions(ctx, plan, spec); derr != nil {
 		return nil, derr
 	}
 	if i.cfg == nil || err != nil {
@@ -269,22 +270,25 @@ func (i *Install) Plan(ctx context.Context, spec installed.InstallSpec) (*Plan, 
 	return plan, i.predict(ctx, plan, spec, pkgs)
 }
 
-// planDeleting: a definition the target defines whose CRD is being
-// deleted blocks the install (definition-deleting). The target's
-// definitions are those plan -f read, else read here (with a Config);
-// a target that cannot be read is said, and planned without them.
-func (i *Install) planDeleting(ctx context.Context, plan *Plan, spec installed.InstallSpec) error {
+// planDefinitions: a definition the target defines whose CRD is being
+// deleted blocks the install (definition-deleting); a provider's new
+// definitions are MRDs, whose activation the plan says (activation). The
+// target's definitions are those plan -f read, else read here (with a
+// Config); a target that cannot be read is said, and planned without
+// them.
+func (i *Install) planDefinitions(ctx context.Context, plan *Plan, spec installed.InstallSpec) error {
 	var names []string
+	var meta *xpkg.Meta
 	switch {
 	case i.read != nil:
-		names = i.read.Definitions
+		names, meta = i.read.Definitions, i.read.Meta
 	case i.cfg != nil:
-		defs, err := i.definitions(ctx, spec)
+		defs, m, err := i.definitions(ctx, spec)
 		if err != nil {
 			i.Events.say("Warning: cannot check whether a definition of %s is being deleted: %v", spec.Package, err)
 			return nil
 		}
-		names = defs.Names()
+		names, meta = defs.Names(), m
 	}
 	if len(names) == 0 {
 		return nil
@@ -298,17 +302,18 @@ func (i *Install) planDeleting(ctx context.Context, plan *Plan, spec installed.I
 		return err
 	}
 	plan.add(diagnose.DeletingFindings(crds, names, spec.Package)...)
-	return nil
+	brings := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return crds[n] != nil })
+	return planActivation(ctx, i.Cluster, plan, meta, brings, spec.Package)
 }
 
 // definitions reads the target's definitions where the package manager
 // reads it.
-func (i *Install) definitions(ctx context.Context, spec installed.InstallSpec) (diff.Definitions, error) {
+func (i *Install) definitions(ctx context.Context, spec installed.InstallSpec) (diff.Definitions, *xpkg.Meta, error) {
 	ref, so, err := i.Registry.Locate(ctx, spec.Package, i.secrets(&spec))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return compare.Definitions(ctx, ref, so, i.Limits)
+	return compare.DefinitionsAndMeta(ctx, ref, so, i.Limits)
 }
 
 // predict adds to an install's plan what the package manager then does:

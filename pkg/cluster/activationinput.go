@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/activation"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
 // ErrNoMRDs is returned where the cluster serves no
@@ -110,4 +111,14 @@ func packageOwner(refs []metav1.OwnerReference) string {
 		}
 	}
 	return ""
+}
+
+// ActivationPolicies reads the MRAPs, and whether the cluster serves them
+// at all (its Crossplane makes MRDs of providers' CRDs: v2.1 and later).
+func (c *Cluster) ActivationPolicies(ctx context.Context) ([]installed.MRAP, bool, error) {
+	if _, err := c.dyn.Resource(mrapGVR).List(ctx, metav1.ListOptions{Limit: 1}); apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	ps, err := c.MRAPs(ctx)
+	return ps, err == nil, err
 }

@@ -103,7 +103,7 @@ func (c *Cluster) SetPolicies(ctx context.Context, gvr schema.GroupVersionResour
 			now = nil // read again
 			return apierrors.NewConflict(gvr.GroupResource(), u.GetName(), err)
 		}
-		return unanswered(err, "the policies of "+what, what)
+		return unanswered(err, "change of the policies of "+what, what)
 	})
 	return patched, err
 }

@@ -116,10 +116,18 @@ func index(ctx context.Context, arg string, o source.Options, limits xpkg.Limits
 // definitions make (the CRDs, MRDs, XRDs and claims), in memory that does
 // not grow with the package.
 func Definitions(ctx context.Context, arg string, o source.Options, limits xpkg.Limits) (diff.Definitions, error) {
+	defs, _, err := DefinitionsAndMeta(ctx, arg, o, limits)
+	return defs, err
+}
+
+// DefinitionsAndMeta is Definitions and the package's meta object (nil
+// when it has none), from the one read.
+func DefinitionsAndMeta(ctx context.Context, arg string, o source.Options, limits xpkg.Limits) (diff.Definitions, *xpkg.Meta, error) {
 	x, _, err := index(ctx, arg, o, limits)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer x.Close()
-	return x.DefinitionsAlone()
+	defs, err := x.DefinitionsAlone()
+	return defs, x.Meta(), err
 }

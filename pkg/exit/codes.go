@@ -1,7 +1,7 @@
 package exit
 
-// Every exit code of the plugin, in one table; README's "Exit codes and
-// errors" lists the same. Codes mean different things to different verbs
+// Every exit code of the plugin, in one table; table.go says what each
+// means to each verb, for docs/exit-codes.md. Codes mean different things to different verbs
 // where the convention they follow says so (diff as diff(1), --wait as
 // timeout(1), a signal as a shell reports it).
 const (

@@ -1,7 +1,8 @@
 // Package findings holds what the verbs' checks find: a Finding with its
 // Severity, the rule IDs and the table that documents them (each verb's
-// --help and the README's tables come from it), and the text writers
-// every verb prints findings with. It imports nothing of this module.
+// --help, docs/rules.md and the docs' tables of rules come from it), and
+// the text writers every verb prints findings with. It imports nothing of
+// this module.
 package findings
 
 import "fmt"

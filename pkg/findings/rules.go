@@ -36,6 +36,7 @@ const (
 	RuleLockStall            = "lock-stall"
 	RuleCrossplaneConfig     = "crossplane-config"
 	RuleDefinitionDeleting   = "definition-deleting"
+	RuleActivation           = "activation"
 
 	// Doctor's rules: what it finds in the package manager's state.
 	RuleDuplicateLockNode     = "duplicate-lock-node"
@@ -91,7 +92,8 @@ const (
 
 // RuleDoc describes a plan rule: the verbs whose plans raise it, and one
 // line of help that says when and how severe. Each verb's help lists its
-// rules from here, and a test holds the README's table to it.
+// rules from here, make docs writes docs/rules.md from it, and a test holds
+// the tables of docs/upgrading.md and docs/doctor.md to it.
 type RuleDoc struct {
 	ID    string
 	Verbs []string
@@ -105,8 +107,8 @@ var (
 	doctorVerb  = []string{verbDoctor}
 )
 
-// Rules is every rule a plan applies, and doctor's, in the order the
-// README lists them.
+// Rules is every rule a plan applies, and doctor's, in the order the docs
+// list them.
 var Rules = []RuleDoc{
 	{RuleStoredVersionDropped, changeVerbs, "blocking: a CRD (or MRD) stores objects at a version the target no longer defines"},
 	{RuleLiveObjects, allVerbs, "blocking: objects exist of a kind the change removes (uninstall: of every kind the package defines); warning: of a version the target drops"},
@@ -116,6 +118,7 @@ var Rules = []RuleDoc{
 	{RuleLockStall, planVerbs, "blocking: after the change Crossplane's resolver stops at a dependency (no version satisfies its constraints, with the running Crossplane's flags; a repository that does not exist; two nodes of one source): the Lock turns Resolved=False and no package in the cluster resolves; warning when it stalls there already, or the plan could not follow the resolver"},
 	{RuleCrossplaneConfig, planVerbs, "warning: Crossplane's configuration (its automatic dependency upgrade flags) could not be read and the outcome depends on it; info: the plan assumes it (--assume-dependency-upgrades)"},
 	{RuleDefinitionDeleting, planVerbs, "blocking: the target defines a CRD, MRD or XRD whose CRD in the cluster is being deleted: the package manager cannot make it again until the deletion finishes, and the API server refuses every object of its kind meanwhile"},
+	{RuleActivation, []string{verbInstall, verbUpgrade, verbRollback}, "info: the provider brings ManagedResourceDefinitions: how many, Active or Inactive as they come (safe-start), and how many the ManagedResourceActivationPolicies there activate: the CRDs that appear"},
 	{RuleInvalidPackage, changeVerbs, "blocking: the target's meta object has a label or annotation that is no string, which Crossplane refuses"},
 	{RuleDowngrade, changeVerbs, "blocking for upgrade (use rollback), info for rollback: the target is older than what runs"},
 	{RuleManualActivation, changeVerbs, "info: the package activates revisions by hand and the change has no --activate"},

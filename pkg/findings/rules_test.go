@@ -14,7 +14,8 @@ import (
 )
 
 // TestRulesTable: every Rule constant is in Rules once, with verbs and
-// help, and the README's table of plan rules lists exactly those.
+// help, and the table of plan rules in docs/upgrading.md lists exactly
+// those, in Rules' order (docs/rules.md is generated from Rules).
 func TestRulesTable(t *testing.T) {
 	f, err := parser.ParseFile(token.NewFileSet(), "rules.go", nil, 0)
 	if err != nil {
@@ -45,18 +46,18 @@ func TestRulesTable(t *testing.T) {
 		t.Errorf("Rules has %v; the constants are %v", got, consts)
 	}
 
-	table := readme.Table(t, "| rule | severity | when |")
+	table := readme.Table(t, "docs/upgrading.md", "| rule | severity | when |")
 	var listed []string
 	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\|").FindAllStringSubmatch(table, -1) {
 		listed = append(listed, m[1])
 	}
 	if !slices.Equal(listed, ids) {
-		t.Errorf("README's table lists %v; Rules, in its order, %v", listed, ids)
+		t.Errorf("docs/upgrading.md's table lists %v; Rules, in its order, %v", listed, ids)
 	}
 }
 
-// TestDoctorRulesTable: README's doctor section lists exactly the rules
-// whose verbs name doctor, in Rules' order.
+// TestDoctorRulesTable: the runbook, docs/doctor.md, lists exactly the
+// rules whose verbs name doctor, in Rules' order.
 func TestDoctorRulesTable(t *testing.T) {
 	var ids []string
 	for _, r := range Rules {
@@ -64,12 +65,12 @@ func TestDoctorRulesTable(t *testing.T) {
 			ids = append(ids, r.ID)
 		}
 	}
-	table := readme.Table(t, "| rule | severity | finds |")
+	table := readme.Table(t, "docs/doctor.md", "| rule | severity | finds |")
 	var listed []string
 	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\|").FindAllStringSubmatch(table, -1) {
 		listed = append(listed, m[1])
 	}
 	if len(ids) == 0 || !slices.Equal(listed, ids) {
-		t.Errorf("README's doctor table lists %v; Rules, for doctor, %v", listed, ids)
+		t.Errorf("docs/doctor.md's table lists %v; Rules, for doctor, %v", listed, ids)
 	}
 }

@@ -95,11 +95,11 @@ func baseLayer(t *testing.T, idx v1.ImageIndex) v1.Hash {
 
 // committed are the blobs a registry accepted (the last PUT of an upload).
 func committed(s *server) map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	out := map[string]bool{}
-	for _, l := range s.requests() {
-		if _, d, ok := strings.Cut(l, "?digest="); ok && strings.HasPrefix(l, "PUT ") && !strings.HasSuffix(d, "(intercepted)") {
-			out[d] = true
-		}
+	for _, d := range s.committed {
+		out[d] = true
 	}
 	return out
 }

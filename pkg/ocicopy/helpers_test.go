@@ -36,6 +36,9 @@ type server struct {
 	host string
 	mu   sync.Mutex
 	log  []string
+	// committed are the digests of the uploads the registry accepted
+	// (a PUT ?digest= answered 201 Created) since the last reset.
+	committed []string
 	// intercept is set before the requests it is for.
 	intercept func(w http.ResponseWriter, r *http.Request) bool
 }
@@ -58,11 +61,28 @@ func newServer(t *testing.T) *server {
 			s.mu.Unlock()
 			return
 		}
-		reg.ServeHTTP(w, r)
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		reg.ServeHTTP(sw, r)
+		if d := r.URL.Query().Get("digest"); r.Method == http.MethodPut && d != "" && sw.status == http.StatusCreated {
+			s.mu.Lock()
+			s.committed = append(s.committed, d)
+			s.mu.Unlock()
+		}
 	}))
 	t.Cleanup(srv.Close)
 	s.host = strings.TrimPrefix(srv.URL, "http://")
 	return s
+}
+
+// statusWriter keeps the status a response was sent with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
 }
 
 func query(r *http.Request) string {
@@ -81,7 +101,7 @@ func (s *server) setIntercept(f func(w http.ResponseWriter, r *http.Request) boo
 func (s *server) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.log = nil
+	s.log, s.committed = nil, nil
 }
 
 // requests are those logged since the last reset, the /v2/ pings (one

@@ -55,15 +55,18 @@ func (e *StageError) ExitCode() int { return exit.WaitTimedOut }
 // stage. The package itself is the caller's to delete, after.
 func (r *Runner) Run(ctx context.Context, p *Plan) (err error) {
 	if p.Mode == ModeOrphan {
-		set, err := r.keep(ctx, p)
-		if err != nil {
-			return err
-		}
+		// The policies set so far are put back when the teardown stops
+		// before its first deletion: within keep too (the result err,
+		// not one of this block).
+		set, kerr := r.keep(ctx, p)
 		defer func() {
 			if err != nil && !r.deleted() {
 				err = r.putBack(ctx, set, err)
 			}
 		}()
+		if kerr != nil {
+			return kerr
+		}
 	}
 	for _, st := range Stages {
 		if err := r.stage(ctx, p, st); err != nil {
@@ -82,6 +85,11 @@ type kept struct {
 	management     []string
 	hadManagement  bool
 	setDel, setMgm bool
+	// toDel, toMgm are what keep set; unsure, that its request went
+	// unanswered: it may have been made.
+	toDel  string
+	toMgm  []string
+	unsure bool
 }
 
 // keep sets the policies of each managed resource that would delete what
@@ -100,8 +108,13 @@ func (r *Runner) keep(ctx context.Context, p *Plan) ([]kept, error) {
 		k.deletion, k.hadDeletion, _ = unstructured.NestedString(o.u.Object, "spec", "deletionPolicy")
 		k.management, k.hadManagement, _ = unstructured.NestedStringSlice(o.u.Object, "spec", "managementPolicies")
 		k.setDel, k.setMgm = deletion != "", management != nil
+		k.toDel, k.toMgm = deletion, management
 		now, err := r.Cluster.SetPolicies(ctx, o.gvr, o.u, deletion, management, r.DryRun)
 		if err != nil {
+			var ua *cluster.UnansweredError
+			if k.unsure = errors.As(err, &ua); k.unsure {
+				set = append(set, k)
+			}
 			return set, fmt.Errorf("set %s %s to keep what it manages: %w", o.gvr.Resource, o.display(), err)
 		}
 		k.now = now
@@ -118,7 +131,17 @@ func (r *Runner) keep(ctx context.Context, p *Plan) ([]kept, error) {
 func (r *Runner) putBack(ctx context.Context, set []kept, cause error) error {
 	ctx = context.WithoutCancel(ctx)
 	var failed []string
+	n := 0
 	for _, k := range set {
+		if k.unsure {
+			landed, err := r.landed(ctx, &k) //nolint:contextcheck // put back after the interruption too
+			if err != nil {
+				failed = append(failed, fmt.Sprintf("%s: %v", k.o.display(), err))
+			}
+			if !landed {
+				continue
+			}
+		}
 		if k.now == nil {
 			continue
 		}
@@ -137,12 +160,30 @@ func (r *Runner) putBack(ctx context.Context, set []kept, cause error) error {
 		}
 		if _, err := r.Cluster.SetPolicies(ctx, k.o.gvr, k.now, deletion, management, r.DryRun); err != nil { //nolint:contextcheck // put back after the interruption too
 			failed = append(failed, fmt.Sprintf("%s: %v", k.o.display(), err))
+			continue
 		}
+		n++
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%w; the teardown stopped before deleting anything, and these policies could not be put back: %s", cause, strings.Join(failed, "; "))
 	}
-	return fmt.Errorf("%w; the teardown stopped before deleting anything: the policies of %d managed resource(s) were put back", cause, len(set))
+	return fmt.Errorf("%w; the teardown stopped before deleting anything: the policies of %d managed resource(s) were put back", cause, n)
+}
+
+// landed reads the object whose policies keep set without an answer:
+// whether they were set (then k.now is the object read).
+func (r *Runner) landed(ctx context.Context, k *kept) (bool, error) {
+	u, err := r.Cluster.GetResource(ctx, k.o.gvr, k.o.Namespace, k.o.Name)
+	if err != nil || u == nil || u.GetUID() != k.o.u.GetUID() {
+		return false, err
+	}
+	del, _, _ := unstructured.NestedString(u.Object, "spec", "deletionPolicy")
+	mgmt, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "managementPolicies")
+	if (k.setDel && del != k.toDel) || (k.setMgm && !slices.Equal(mgmt, k.toMgm)) {
+		return false, nil
+	}
+	k.now = u
+	return true, nil
 }
 
 func (r *Runner) deleted() bool { return len(r.done) > 0 }

@@ -32,8 +32,9 @@ import (
 // host) and returns the reference. The webhook is served by the
 // provider's pod, which the test cluster does not run: with it, the API
 // server refuses every NopResource. v0.4.0's CRD is needed for
-// spec.managementPolicies, which v0.2.1's lacks.
-func pushFixNop(t *testing.T, reg *testenv.Registry, repo, tag string) string {
+// spec.managementPolicies, which v0.2.1's lacks. extra are more CRDs
+// (paths under hack/testdata/e2e/provider-nop) the package makes.
+func pushFixNop(t *testing.T, reg *testenv.Registry, repo, tag string, extra ...string) string {
 	t.Helper()
 	root, err := testenv.ModuleRoot()
 	if err != nil {
@@ -48,7 +49,15 @@ func pushFixNop(t *testing.T, reg *testenv.Registry, repo, tag string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := fixture.Image([]byte("---\n" + string(meta) + "\n---\n" + string(crd)))
+	docs := "---\n" + string(meta) + "\n---\n" + string(crd)
+	for _, e := range extra {
+		b, err := os.ReadFile(filepath.Join(dir, "..", e))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs += "\n---\n" + string(b)
+	}
+	img, err := fixture.Image([]byte(docs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,22 +165,7 @@ func managedBy(live map[string]*unstructured.Unstructured, ext map[string]extern
 
 // releaseNopResources removes every NopResource's finalizers and deletes
 // it: the tests' clean-up, as an operator orphaning them would.
-func (c cluster) releaseNopResources(t *testing.T) {
-	ctx := context.Background()
-	l, err := c.dyn.Resource(nopGVR).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return
-	}
-	for _, u := range l.Items {
-		unhold := []byte(`{"metadata":{"finalizers":null}}`)
-		if _, err := c.dyn.Resource(nopGVR).Patch(ctx, u.GetName(), types.MergePatchType, unhold, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("remove the finalizers of %s: %v", u.GetName(), err)
-		}
-		if err := c.dyn.Resource(nopGVR).Delete(ctx, u.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("delete %s: %v", u.GetName(), err)
-		}
-	}
-}
+func (c cluster) releaseNopResources(t *testing.T) { c.release(t, nopGVR) }
 
 // cleanUpFix is the repair tests' clean-up: the NopResources orphaned
 // and deleted, each package uninstalled (one at a time: some may be gone

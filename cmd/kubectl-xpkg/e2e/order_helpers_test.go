@@ -254,6 +254,19 @@ func (c cluster) clusterUsage(t *testing.T, name, user, used string) {
 // The XRD, not the provider's, is left alone.
 func interrupt(t *testing.T, x *clitest.Test, args ...string) *clitest.Result {
 	t.Helper()
+	return interruptWhen(t, x, "once a stage waited", func(run *clitest.Running) error {
+		if !strings.Contains(run.Stderr(), "Waiting up to") {
+			return fmt.Errorf("no stage waits yet")
+		}
+		return nil
+	}, args...)
+}
+
+// interruptWhen starts the command, waits until ready says so (or it
+// exits), sends it SIGINT and returns what it did; when names the moment
+// in the transcript.
+func interruptWhen(t *testing.T, x *clitest.Test, when string, ready func(*clitest.Running) error, args ...string) *clitest.Result {
+	t.Helper()
 	start := time.Now()
 	run := x.Start(args...)
 	if err := waitFor(2*time.Minute, func() error {
@@ -262,10 +275,7 @@ func interrupt(t *testing.T, x *clitest.Test, args ...string) *clitest.Result {
 			return nil
 		default:
 		}
-		if !strings.Contains(run.Stderr(), "Waiting up to") {
-			return fmt.Errorf("no stage waits yet")
-		}
-		return nil
+		return ready(run)
 	}); err != nil {
 		t.Errorf("kubectl xpkg %s: %v after 2m:\n%s", strings.Join(args, " "), err, run.Stderr())
 	}
@@ -273,7 +283,7 @@ func interrupt(t *testing.T, x *clitest.Test, args ...string) *clitest.Result {
 		t.Fatalf("interrupt: %v", err)
 	}
 	r := run.Wait()
-	t.Logf("transcript (%s, SIGINT once a stage waited):\n$ kubectl xpkg %s\n%s%s", time.Since(start).Round(time.Second), strings.Join(args, " "), r.Stdout, r.Stderr)
+	t.Logf("transcript (%s, SIGINT %s):\n$ kubectl xpkg %s\n%s%s", time.Since(start).Round(time.Second), when, strings.Join(args, " "), r.Stdout, r.Stderr)
 	return r
 }
 

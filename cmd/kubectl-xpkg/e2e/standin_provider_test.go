@@ -52,6 +52,8 @@ type standInProvider struct {
 	run *standInRun
 	// lastLog is the last line logged, not repeated every pass.
 	lastLog string
+	// configs are the ProviderConfig kinds it serves too; nil: none.
+	configs *standInConfigs
 }
 
 // externalResource is one resource of the fake external system, by
@@ -141,6 +143,7 @@ func (p *standInProvider) reconcileAll(ctx context.Context) {
 			p.logf("reconcile %s %s: %v", p.gvr.Resource, list.Items[i].GetName(), err)
 		}
 	}
+	p.reconcileConfigs(ctx, list.Items)
 }
 
 func (p *standInProvider) logf(format string, args ...any) {

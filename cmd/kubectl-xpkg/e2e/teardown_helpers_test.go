@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/clitest"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
@@ -282,3 +284,27 @@ func (td *teardown) deletedLines(t *testing.T, what, out string) {
 // nothing. Carried out, it deletes the objects (the stand-in deletes the
 // plain one's external resource and keeps the other two), then the
 // provider and its CRD, and waits for each.
+
+// release removes the finalizers of every (cluster-scoped) object of res
+// and deletes it.
+func (c cluster) release(t *testing.T, res schema.GroupVersionResource) { c.releaseIn(t, res, "") }
+
+// releaseIn removes the finalizers of every object of res in ns (""
+// for a cluster-scoped res) and deletes it.
+func (c cluster) releaseIn(t *testing.T, res schema.GroupVersionResource, ns string) {
+	ctx := context.Background()
+	rc := c.dyn.Resource(res).Namespace(ns)
+	l, err := rc.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	for _, u := range l.Items {
+		unhold := []byte(`{"metadata":{"finalizers":null}}`)
+		if _, err := rc.Patch(ctx, u.GetName(), types.MergePatchType, unhold, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("remove the finalizers of %s %s/%s: %v", res.Resource, ns, u.GetName(), err)
+		}
+		if err := rc.Delete(ctx, u.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete %s %s/%s: %v", res.Resource, ns, u.GetName(), err)
+		}
+	}
+}
