@@ -97,20 +97,25 @@ func (o *ActivationPlanOptions) Run(ctx context.Context) error {
 	return printPolicy(out, p, o.Name)
 }
 
-// activationReport is the plan as -o prints it: the policy to apply, then
-// how it was found.
+// activationReport is the plan as -o prints it: the policy to apply (null
+// when nothing is needed), then how it was found.
 type activationReport struct {
 	Policy map[string]any `json:"policy"`
 	*activation.Plan
 }
 
 // printPolicy prints the policy as YAML, ready for kubectl apply or Git,
-// with what the plan found above it as comments.
+// with what the plan found above it as comments; with nothing needed,
+// the comments alone.
 func printPolicy(out io.Writer, p *activation.Plan, name string) error {
 	for _, l := range p.Lines() {
 		if _, err := fmt.Fprintln(out, "# "+l); err != nil {
 			return err
 		}
 	}
-	return printers.PrintObject(out, printers.FormatYAML, p.Policy(name))
+	policy := p.Policy(name)
+	if policy == nil {
+		return nil
+	}
+	return printers.PrintObject(out, printers.FormatYAML, policy)
 }

@@ -11,8 +11,13 @@ const (
 	PolicyKind       = "ManagedResourceActivationPolicy"
 )
 
-// Policy is the plan's MRAP, named name, as an object to print.
+// Policy is the plan's MRAP, named name, as an object to print; nil when
+// nothing is needed: Crossplane refuses a policy that activates nothing
+// (spec.activate has one entry at least).
 func (p *Plan) Policy(name string) map[string]any {
+	if len(p.Activate) == 0 {
+		return nil
+	}
 	activate := make([]any, len(p.Activate))
 	for i, a := range p.Activate {
 		activate[i] = a
@@ -32,17 +37,26 @@ func (p *Plan) Lines() []string {
 	c := p.Counts
 	out := []string{
 		fmt.Sprintf("ManagedResourceDefinitions: %d, %d active today; %d needed by the Compositions and the objects there are.", c.MRDs, c.ActiveNow, c.Needed),
-		fmt.Sprintf("This policy activates the %d needed in %d entries; %d of them are inactive today (their CRDs appear once it is applied).", c.Needed, len(p.Activate), c.Activates),
 	}
-	if c.Unneeded > 0 {
-		line := fmt.Sprintf("It leaves out %d MRDs: a cluster that starts from it never makes their %d CRDs.", c.Unneeded, c.Unneeded)
+	switch {
+	case len(p.Activate) == 0:
+		line := "Nothing needs a managed resource kind: there is no policy to print (Crossplane refuses one that activates nothing)."
+		if c.ActiveNow > 0 {
+			line += fmt.Sprintf(" The %d active here stay so: Crossplane cannot deactivate an MRD.", c.ActiveNow)
+		}
+		out = append(out, line)
+	default:
+		out = append(out, fmt.Sprintf("This policy activates the %d needed in %s; %d of them are inactive today (their CRDs appear once it is applied).", c.Needed, count(len(p.Activate), "entry", "entries"), c.Activates))
+	}
+	if c.Unneeded > 0 && len(p.Activate) > 0 {
+		line := fmt.Sprintf("It leaves out %s: a cluster that starts from it never makes their %s.", count(c.Unneeded, "MRD", "MRDs"), count(c.Unneeded, "CRD", "CRDs"))
 		if c.ActiveUnneeded > 0 {
 			line += fmt.Sprintf(" Here %d of them are active already and stay so: Crossplane cannot deactivate an MRD.", c.ActiveUnneeded)
 		}
 		out = append(out, line)
 	}
 	for _, e := range p.Existing {
-		line := fmt.Sprintf("Policy %s (activate %s) activates %d MRDs", e.Name, strings.Join(e.Activate, ", "), e.Matches)
+		line := fmt.Sprintf("Policy %s (activate %s) activates %s", e.Name, strings.Join(e.Activate, ", "), count(e.Matches, "MRD", "MRDs"))
 		if e.Beyond > 0 {
 			line += fmt.Sprintf(", %d of them needed by nothing: once this policy is applied, delete it, or it activates every new kind it matches", e.Beyond)
 		}
@@ -77,4 +91,12 @@ func provider(p string) string {
 		return ""
 	}
 	return ", " + p
+}
+
+// count is n and the noun for n of it: "1 entry", "3 entries".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
