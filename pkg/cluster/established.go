@@ -110,12 +110,13 @@ func (c *Cluster) waitEstablished(parent context.Context, p *installed.Package, 
 			pr.say("%s: %s; the API server refuses new objects of its kind until it is gone: waiting", w.what, d.def.deletion())
 		}
 		if done {
-			switch len(w.refs) {
-			case 0:
-			case 1:
+			switch n := len(w.refs); {
+			case w.inactive > 0:
+				pr.say("%s: of its %d definitions, %d established and %d MRDs Inactive (no CRD until a ManagedResourceActivationPolicy activates them)", w.what, n, n-w.inactive, w.inactive)
+			case n == 1:
 				pr.say("%s: its definition is established", w.what)
-			default:
-				pr.say("%s: its %d definitions are established", w.what, len(w.refs))
+			case n > 1:
+				pr.say("%s: its %d definitions are established", w.what, n)
 			}
 			return nil
 		}
@@ -136,13 +137,16 @@ func (c *Cluster) waitEstablished(parent context.Context, p *installed.Package, 
 // establishWait is one WaitEstablished: the definitions it waits for and
 // what is still pending.
 type establishWait struct {
-	c       *Cluster
-	t       *defTracker
-	p       *installed.Package
-	since   time.Time
-	what    string
-	refs    []installed.ObjectRef
-	pending []string
+	// inactive counts the MRDs left Inactive on purpose (safe-start): no
+	// CRD until a policy activates them.
+	inactive int
+	c        *Cluster
+	t        *defTracker
+	p        *installed.Package
+	since    time.Time
+	what     string
+	refs     []installed.ObjectRef
+	pending  []string
 	// deleting are the definitions being deleted, with their index in
 	// pending.
 	deleting []deletingDef
@@ -215,7 +219,7 @@ func definitionResource(ref installed.ObjectRef) (schema.GroupVersionResource, b
 // due, the Warning events of the kinds still pending are read too (one
 // list a kind), and a terminal one fails the wait.
 func (w *establishWait) check(ctx context.Context) (bool, error) {
-	w.pending = w.pending[:0]
+	w.pending, w.inactive = w.pending[:0], 0
 	var unready []Definition
 	synced := true
 	for _, ref := range w.refs {
@@ -234,6 +238,9 @@ func (w *establishWait) check(ctx context.Context) (bool, error) {
 			}
 			def = definitionState(ref, doc)
 			def.markDeleting(doc, crd)
+			if def.State == "Inactive" {
+				w.inactive++
+			}
 		}
 		if !def.Ready && !def.stale && def.Deleting.IsZero() && w.notRewritten(ref, doc) {
 			def.State, def.stale = def.State+", not yet rewritten since the rollback", true

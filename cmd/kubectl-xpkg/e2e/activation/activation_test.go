@@ -124,8 +124,19 @@ func (s *suite) install(t *testing.T, reg *testenv.Registry) error {
 	if err := fixture.Push(ref, img, remote.WithAuth(&authn.Basic{Username: reg.Username, Password: reg.Password})); err != nil {
 		return err
 	}
-	if r := s.run(t, "install", ref, providerName, "--wait=5m"); r.ExitCode != 0 {
+	// The plan says what Crossplane then does: six MRDs, Inactive, none
+	// activated (the default policy is gone); waiting, that they settle so.
+	plan := s.run(t, "install", ref, providerName, "--dry-run=server")
+	said := fmt.Sprintf("brings %d ManagedResourceDefinitions, Inactive as it comes (it declares safe-start): no ManagedResourceActivationPolicy activates any", len(allMRDs()))
+	if plan.ExitCode != 0 || !strings.Contains(plan.Stderr+plan.Stdout, said) || !strings.Contains(plan.Stderr+plan.Stdout, "[activation]") {
+		return fmt.Errorf("install --dry-run=server exited %d and does not say %q [activation]:\n%s%s", plan.ExitCode, said, plan.Stdout, plan.Stderr)
+	}
+	r := s.run(t, "install", ref, providerName, "--wait=5m")
+	if r.ExitCode != 0 {
 		return fmt.Errorf("install exited %d: %s", r.ExitCode, r.Stderr)
+	}
+	if waited := fmt.Sprintf("%d MRDs Inactive (no CRD until a ManagedResourceActivationPolicy activates them)", len(allMRDs())); !strings.Contains(r.Stdout+r.Stderr, waited) {
+		return fmt.Errorf("install --wait does not say %q", waited)
 	}
 	// Every managed kind is an MRD, Inactive; the ProviderConfig a CRD.
 	return crossplane.Eventually(ctx, time.Minute, func(ctx context.Context) error {
