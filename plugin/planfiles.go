@@ -105,6 +105,7 @@ func (o *PlanOptions) Run(ctx context.Context) error {
 	cfg.Offline = o.Offline
 	cfg.AssumeUpgrades = o.Assume.Value
 	pf := action.NewPlanFiles(cfg, o.Prune)
+	pf.Compositions, pf.Policies = set.ReadCompositions(), set.ActivationPolicies()
 	if pf.Base, err = o.base(); err != nil {
 		return err
 	}

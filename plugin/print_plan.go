@@ -146,12 +146,12 @@ func writeFilesPlan(w io.Writer, fp *action.FilesPlan) error {
 	if _, err := io.WriteString(w, sb.String()); err != nil {
 		return err
 	}
-	if fp.Prediction != nil {
-		if len(fp.Findings) > 0 {
-			if err := findings.Write(w, "\nThe set as a whole", fp.Findings); err != nil {
-				return err
-			}
+	if len(fp.Findings) > 0 {
+		if err := findings.Write(w, "\nThe set as a whole", fp.Findings); err != nil {
+			return err
 		}
+	}
+	if fp.Prediction != nil {
 		if err := writePrediction(w, fp.Prediction); err != nil {
 			return err
 		}

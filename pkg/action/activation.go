@@ -36,9 +36,7 @@ func (a *ActivationPlan) Run(ctx context.Context) (*activation.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, o := range set.Compositions {
-			fromFiles = append(fromFiles, composition.Read(o.Object, o.Where()))
-		}
+		fromFiles = set.ReadCompositions()
 	}
 	c, err := a.cfg.connect()
 	if err != nil {

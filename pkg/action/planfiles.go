@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/composition"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/diagnose"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/findings"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
@@ -46,6 +47,10 @@ type PlanFiles struct {
 	// Base are the previous manifests an offline plan (cfg.Offline)
 	// plans against, in place of a cluster.
 	Base []Manifest
+	// Compositions and Policies are those the manifests hold besides:
+	// each composed kind is checked against the cluster's activation.
+	Compositions []composition.Composition
+	Policies     []installed.MRAP
 }
 
 // NewPlanFiles plans manifests against cfg's cluster.
@@ -146,6 +151,9 @@ func (pf *PlanFiles) Plan(ctx context.Context, ms []Manifest, ignored int) (*Fil
 		}
 		p.Findings = fp.Prediction.Resolving(p.Findings)
 		fp.Plans = append(fp.Plans, p)
+	}
+	if err := pf.checkCompositions(ctx, c, fp, ws); err != nil {
+		return nil, err
 	}
 	return fp, pf.absent(ctx, fp, pkgs, ws)
 }

@@ -105,3 +105,30 @@ func crdsSaid(n int) string {
 	}
 	return fmt.Sprintf("%d CRDs", n)
 }
+
+// ComposedFindings is plan -f's check of the Compositions it reads (in's
+// Compositions) against the cluster's MRDs and CRDs (in's Definitions and
+// Served) and the policies there and in the manifests (in's Policies): a
+// kind one composes whose MRD is Inactive and that no policy activates,
+// or that nothing defines, is a warning (inactive-composed-kind): once
+// applied, its composite resources would not become ready.
+func ComposedFindings(in activation.Input) []findings.Finding {
+	var out []findings.Finding
+	for _, u := range activation.UnmadeKinds(in) {
+		if u.MRD != "" && slices.ContainsFunc(in.Policies, func(p installed.MRAP) bool {
+			return slices.ContainsFunc(p.Activate, func(e string) bool { return activation.Matches(e, u.MRD) })
+		}) {
+			continue // a policy activates it
+		}
+		who := "Composition " + namesSaid(u.Compositions)
+		f := findings.Finding{Rule: findings.RuleInactiveComposedKind, Severity: findings.Warning, Object: u.Kind, Count: findings.Count(int64(len(u.Compositions)))}
+		if u.MRD == "" {
+			f.Message = fmt.Sprintf("%s composes %s, which no ManagedResourceDefinition nor CRD in the cluster defines: install the provider that serves it, or its composite resources will not become ready", who, u.Kind)
+		} else {
+			f.Object = u.MRD
+			f.Message = fmt.Sprintf("%s composes %s, whose ManagedResourceDefinition %s is Inactive and which no ManagedResourceActivationPolicy in the cluster or the manifests activates: its composite resources will not become ready; add %q to a policy's spec.activate (kubectl xpkg activation plan -f writes one)", who, u.Kind, u.MRD, u.MRD)
+		}
+		out = append(out, f)
+	}
+	return out
+}

@@ -36,6 +36,9 @@ type Set struct {
 	// Compositions are the apiextensions.crossplane.io Compositions, in
 	// the order read (what an activation plan reads); Ignored counts them.
 	Compositions []Object
+	// Policies are the ManagedResourceActivationPolicies, in the order
+	// read; Ignored counts them.
+	Policies []Object
 	// Ignored counts the objects that are no package; a List counts as its
 	// items, one each.
 	Ignored int

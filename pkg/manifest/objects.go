@@ -49,8 +49,14 @@ func (r *reader) addObject(m map[string]any, source string, line int, ctx string
 		return
 	}
 	if !packageGroups[gv.Group] || !packageKinds[kind] {
-		if gv.Group == "apiextensions.crossplane.io" && kind == "Composition" {
-			r.set.Compositions = append(r.set.Compositions, Object{Source: source, Line: line, Unstructured: &unstructured.Unstructured{Object: m}})
+		if gv.Group == "apiextensions.crossplane.io" {
+			o := Object{Source: source, Line: line, Unstructured: &unstructured.Unstructured{Object: m}}
+			switch kind {
+			case "Composition":
+				r.set.Compositions = append(r.set.Compositions, o)
+			case "ManagedResourceActivationPolicy":
+				r.set.Policies = append(r.set.Policies, o)
+			}
 		}
 		r.ignore(gv.Group, kind)
 		return
