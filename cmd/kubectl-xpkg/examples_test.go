@@ -433,6 +433,9 @@ func (e *exampleEnv) ensure(t *testing.T, verb string) {
 	if verb == "plan" {
 		e.planManifests(t)
 	}
+	if verb == "activation" {
+		e.compositions(t)
+	}
 	if verb == "mirror" {
 		e.pushPlatform(t)
 	}
@@ -546,5 +549,35 @@ func (e *exampleEnv) planManifests(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(e.x.Home(), dir, "provider-nop.yaml"), []byte(m), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// compositions writes the Compositions activation plan's examples name:
+// compositions/ holds one that composes provider-nop's kind.
+func (e *exampleEnv) compositions(t *testing.T) {
+	t.Helper()
+	dir := filepath.Join(e.x.Home(), "compositions")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := `apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: xnops
+spec:
+  compositeTypeRef: {apiVersion: example.org/v1alpha1, kind: XNop}
+  mode: Pipeline
+  pipeline:
+  - step: patch-and-transform
+    functionRef: {name: function-patch-and-transform}
+    input:
+      apiVersion: pt.fn.crossplane.io/v1beta1
+      kind: Resources
+      resources:
+      - name: nop
+        base: {apiVersion: nop.crossplane.io/v1alpha1, kind: NopResource}
+`
+	if err := os.WriteFile(filepath.Join(dir, "xnops.yaml"), []byte(c), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -121,8 +121,8 @@ func (st *stages) record(t *testing.T) *deletionRecorder {
 // inOrder: the teardown went stage by stage, each waiting for the last
 // to go: the claim's deletion first (its controller deletes the
 // composite), the claim gone before the managed resources' deletions and
-// the composite too, the managed resources gone before their usages'
-// deletions, the usages gone before the ProviderConfig's, which its
+// the composite too, each managed resource gone before its usage's
+// deletion, the usages gone before the ProviderConfig's, which its
 // finalizer held, gone before the provider's deletion.
 func (st *stages) inOrder(t *testing.T, rec *deletionRecorder, start time.Time) {
 	t.Helper()
@@ -145,13 +145,14 @@ func (st *stages) inOrder(t *testing.T, rec *deletionRecorder, start time.Time) 
 		{"the ProviderConfig, held by its finalizer, goes after its deletion starts", d[pc].startRV, d[pc].goneRV},
 		{"the ProviderConfig is gone before the provider's deletion starts", d[pc].goneRV, d[provider].startRV},
 	}
-	for _, mr := range mrs {
+	for i, mr := range mrs {
+		// Its usage (named after its UID, owned by it) goes after it:
+		// the garbage collector's or the teardown's deletion, whichever
+		// comes first. Another resource's usage may go before it does.
 		steps = append(steps,
 			step{"the claim is gone before the deletion of " + mr + " starts", d[claim].goneRV, d[mr].startRV},
-			step{"the composite is gone before the deletion of " + mr + " starts", d[xr].goneRV, d[mr].startRV})
-		for _, u := range usages {
-			steps = append(steps, step{mr + " is gone before the deletion of " + u + " starts", d[mr].goneRV, d[u].startRV})
-		}
+			step{"the composite is gone before the deletion of " + mr + " starts", d[xr].goneRV, d[mr].startRV},
+			step{mr + " is gone before the deletion of its usage " + usages[i] + " starts", d[mr].goneRV, d[usages[i]].startRV})
 	}
 	for _, u := range usages {
 		steps = append(steps, step{u + " is gone before the ProviderConfig's deletion starts", d[u].goneRV, d[pc].startRV})
