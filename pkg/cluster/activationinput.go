@@ -23,14 +23,12 @@ var ErrNoMRDs = errors.New("the cluster serves no ManagedResourceDefinitions: it
 // (one paged list), the Compositions (one) and the MRAPs (one).
 func (c *Cluster) ActivationInput(ctx context.Context) (activation.Input, error) {
 	var in activation.Input
-	if _, err := c.dyn.Resource(mrdGVR).List(ctx, metav1.ListOptions{Limit: 1}); apierrors.IsNotFound(err) {
+	mrds, err := c.allDefinitions(ctx, mrdGVR)
+	switch {
+	case apierrors.IsNotFound(err):
 		return in, ErrNoMRDs
-	} else if err != nil {
+	case err != nil:
 		return in, fmt.Errorf("list ManagedResourceDefinitions: %w", err)
-	}
-	mrds, err := c.AllMRDs(ctx)
-	if err != nil {
-		return in, err
 	}
 	var active []*CRD
 	var at []int
