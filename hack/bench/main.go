@@ -23,6 +23,9 @@
 //   - doctor: requests, time and peak RSS of `kubectl-xpkg doctor` on a
 //     healthy cluster of 50 providers / 500 CRDs to 200 providers /
 //     2,000 CRDs / 1,000 revisions, against a raw read of every CRD;
+//   - activation: requests by kind, time and peak RSS of `kubectl-xpkg
+//     activation plan` on 200 and 2,000 MRDs (half active, their CRDs
+//     made) and 20 and 200 Compositions, against a raw read of every MRD;
 //   - plan: API requests by kind, registry requests by repository and
 //     reference, time and peak RSS of `kubectl-xpkg plan -f` on 50 and
 //     200 package manifests (unchanged, spec edits, upgrades) against as
@@ -100,6 +103,7 @@ var sections = []section{
 	{"plans", "Plans at cluster scale", runPlans},
 	{"upgradeall", "upgrade --all at cluster scale", runUpgradeAll},
 	{"doctor", "Doctor at cluster scale", runDoctor},
+	{"activation", "activation plan on 2,000 MRDs and 200 Compositions", runActivation},
 	{"plan", "plan -f on 50 and 200 package manifests", runPlanFiles},
 	{"mirror", "mirror of a package closure against crane copy", runMirror},
 	{"fleet", "get and outdated across 20 contexts", runFleet},
@@ -129,7 +133,7 @@ func parseFlags() (*config, error) {
 	flag.StringVar(&cfg.out, "out", "BENCHMARKS.md", "report to write, relative to the module root (\"\" for none)")
 	flag.IntVar(&cfg.runs, "runs", 7, fmt.Sprintf("runs of each command; the median is reported (startup: %d times as many)", startupRuns))
 	quick := flag.Bool("quick", false, "3 runs of each command instead of -runs")
-	only := flag.String("only", "", "comma-separated benchmarks to run (startup, extract, diff, describe, outdated, plans, upgradeall, doctor, plan, mirror, fleet); the report is then printed, not written")
+	only := flag.String("only", "", "comma-separated benchmarks to run (startup, extract, diff, describe, outdated, plans, upgradeall, doctor, activation, plan, mirror, fleet); the report is then printed, not written")
 	planSizes := flag.String("plan-sizes", "100,500,2000", "plans: the provider sizes, in CRDs, comma-separated")
 	flag.IntVar(&cfg.planRuns, "plan-runs", 3, "plans: runs of each command from 1,000 CRDs (at most -runs), where a slow plan takes minutes")
 	flag.DurationVar(&cfg.planTimeout, "plan-timeout", 30*time.Minute, "plans: the longest one command (a plan, install --wait) may take")

@@ -24,14 +24,12 @@ var ErrNoMRDs = errors.New("the cluster serves no ManagedResourceDefinitions: it
 // Compositions (one) and the MRAPs (one). Doctor reads the same with the
 // lists it has made already (ActivationDefinitions, CountActive).
 func (c *Cluster) ActivationInput(ctx context.Context) (activation.Input, error) {
-	if _, err := c.dyn.Resource(mrdGVR).List(ctx, metav1.ListOptions{Limit: 1}); apierrors.IsNotFound(err) {
+	mrds, err := c.allDefinitions(ctx, mrdGVR)
+	switch {
+	case apierrors.IsNotFound(err):
 		return activation.Input{}, ErrNoMRDs
-	} else if err != nil {
+	case err != nil:
 		return activation.Input{}, fmt.Errorf("list ManagedResourceDefinitions: %w", err)
-	}
-	mrds, err := c.AllMRDs(ctx)
-	if err != nil {
-		return activation.Input{}, err
 	}
 	crds, err := c.AllCRDs(ctx)
 	if err != nil {

@@ -126,6 +126,12 @@ func resourcePath(gvr schema.GroupVersionResource) string {
 }
 
 func (h *httpDefinitions) list(ctx context.Context, gvr schema.GroupVersionResource, each func(*definitionDoc)) (string, error) {
+	return streamList(ctx, h, gvr, each)
+}
+
+// streamList reads every object of gvr as a T, page by page, each page
+// decoded one object at a time, and returns the list's resourceVersion.
+func streamList[T any](ctx context.Context, h *httpDefinitions, gvr schema.GroupVersionResource, each func(*T)) (string, error) {
 	cont := ""
 	for {
 		q := url.Values{"limit": {strconv.Itoa(definitionPage)}}
@@ -238,7 +244,7 @@ func retryAfter(resp *http.Response) (time.Duration, bool) {
 
 // decodeList reads a list response object by object: only one item (a
 // CRD of up to a few hundred kilobytes) is in memory at a time.
-func decodeList(r io.Reader, each func(*definitionDoc)) (metav1.ListMeta, error) {
+func decodeList[T any](r io.Reader, each func(*T)) (metav1.ListMeta, error) {
 	var meta metav1.ListMeta
 	dec := json.NewDecoder(bufio.NewReaderSize(r, 64<<10))
 	if err := expectDelim(dec, '{'); err != nil {
@@ -265,7 +271,7 @@ func decodeList(r io.Reader, each func(*definitionDoc)) (metav1.ListMeta, error)
 	return meta, expectDelim(dec, '}')
 }
 
-func decodeItems(dec *json.Decoder, each func(*definitionDoc)) error {
+func decodeItems[T any](dec *json.Decoder, each func(*T)) error {
 	t, err := dec.Token()
 	if err != nil || t == nil { // "items": null
 		return err
@@ -274,7 +280,7 @@ func decodeItems(dec *json.Decoder, each func(*definitionDoc)) error {
 		return fmt.Errorf("items: want an array, got %v", t)
 	}
 	for dec.More() {
-		var d definitionDoc
+		var d T
 		if err := dec.Decode(&d); err != nil {
 			return err
 		}

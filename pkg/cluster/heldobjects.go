@@ -108,10 +108,26 @@ func objectMeta(m *metav1.ObjectMeta) ObjectMeta {
 
 var compositionGVR = schema.GroupVersionResource{Group: "apiextensions.crossplane.io", Version: "v1", Resource: "compositions"}
 
-// Compositions reads every Composition with one paged list; none, with
-// no error, where Crossplane serves none.
+// Compositions reads every Composition with one paged list, decoded a
+// Composition at a time and kept as what it composes (200 Compositions
+// are a megabyte of JSON, ten as decoded maps); none, with no error,
+// where Crossplane serves none.
 func (c *Cluster) Compositions(ctx context.Context) ([]composition.Composition, error) {
 	var out []composition.Composition
+	src, err := c.definitions()
+	if err != nil {
+		return nil, err
+	}
+	if h, ok := src.(*httpDefinitions); ok {
+		_, err := streamList(ctx, h, compositionGVR, func(m *map[string]any) { out = append(out, composition.Read(*m, "")) })
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("list Compositions: %w", err)
+		}
+		return out, nil
+	}
 	opts := metav1.ListOptions{Limit: listPage}
 	for {
 		l, err := c.dyn.Resource(compositionGVR).List(ctx, opts)
