@@ -51,7 +51,14 @@ func generated(from string) string {
 func main() {
 	root := flag.String("root", ".", "the module root, where docs/ is")
 	man := flag.String("man", "", "write man pages (section 1) into this directory instead of the Markdown reference")
+	epoch := flag.String("epoch", "", "the man pages' date, in seconds since 1970 (as SOURCE_DATE_EPOCH; a release passes its commit's)")
 	flag.Parse()
+	if *epoch != "" {
+		if err := os.Setenv("SOURCE_DATE_EPOCH", *epoch); err != nil {
+			fmt.Fprintln(os.Stderr, "docgen:", err)
+			os.Exit(1)
+		}
+	}
 	var err error
 	if *man != "" {
 		err = writeMan(*man)
