@@ -94,7 +94,7 @@ func TestInstallRefusesATwin(t *testing.T) {
 	r := x.Run("install", "provider", ref, "twin-second").Fails(t, 3)
 	msg := repo + " is installed already as provider/twin-first (" + ref + "): a second package of one repository puts two nodes for it in the Lock, and Crossplane then resolves no package's dependencies; use 'kubectl xpkg upgrade provider/twin-first' to change its version, or pass --force to install it twice anyway"
 	want := "Plan: install provider/twin-second (" + ref + ")\n  1 blocking, 0 warning, 1 info\n  BLOCKING " + msg + " [twin-install]\n" +
-		"  INFO     " + ref + " brings 1 ManagedResourceDefinition, Active as it comes (it does not declare safe-start): 1 CRD appear [activation]\n" +
+		"  INFO     " + ref + " brings 1 ManagedResourceDefinition, Active as it comes (it does not declare safe-start): 1 CRD appears [activation]\n" +
 		"  Then Crossplane, without automatic dependency upgrades (not read: no Deployment crossplane in crossplane-system (--crossplane-namespace names another); Crossplane's default assumed): installs and moves no dependency; the Lock resolves\n" +
 		"error: install of provider/twin-second (" + ref + ") refused: " + msg + "; pass --force to go ahead anyway\n"
 	if r.Stderr != want || r.Stdout != "" {

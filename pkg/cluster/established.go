@@ -110,13 +110,8 @@ func (c *Cluster) waitEstablished(parent context.Context, p *installed.Package, 
 			pr.say("%s: %s; the API server refuses new objects of its kind until it is gone: waiting", w.what, d.def.deletion())
 		}
 		if done {
-			switch n := len(w.refs); {
-			case w.inactive > 0:
-				pr.say("%s: of its %d definitions, %d established and %d MRDs Inactive (no CRD until a ManagedResourceActivationPolicy activates them)", w.what, n, n-w.inactive, w.inactive)
-			case n == 1:
-				pr.say("%s: its definition is established", w.what)
-			case n > 1:
-				pr.say("%s: its %d definitions are established", w.what, n)
+			if said := establishedSaid(len(w.refs), w.inactive); said != "" {
+				pr.say("%s: %s", w.what, said)
 			}
 			return nil
 		}
@@ -386,4 +381,20 @@ func (w *establishWait) holders(ctx context.Context, def Definition) string {
 		return fmt.Sprintf("at least %d objects of kind %s still exist, held by their finalizers", n.N, crd.Kind)
 	}
 	return fmt.Sprintf("%d objects of kind %s still exist, held by their finalizers", n.N, crd.Kind)
+}
+
+// establishedSaid says how a wait for n definitions ended, inactive of
+// them MRDs that stay Inactive; "" for none.
+func establishedSaid(n, inactive int) string {
+	switch {
+	case inactive == 1:
+		return fmt.Sprintf("of its %d definitions, %d established and 1 MRD Inactive (no CRD until a ManagedResourceActivationPolicy activates it)", n, n-1)
+	case inactive > 1:
+		return fmt.Sprintf("of its %d definitions, %d established and %d MRDs Inactive (no CRD until a ManagedResourceActivationPolicy activates them)", n, n-inactive, inactive)
+	case n == 1:
+		return "its definition is established"
+	case n > 1:
+		return fmt.Sprintf("its %d definitions are established", n)
+	}
+	return ""
 }

@@ -49,6 +49,23 @@ func TestDefinitionState(t *testing.T) {
 	}
 }
 
+func TestEstablishedSaid(t *testing.T) {
+	for _, c := range []struct {
+		n, inactive int
+		want        string
+	}{
+		{0, 0, ""},
+		{1, 0, "its definition is established"},
+		{7, 0, "its 7 definitions are established"},
+		{8, 1, "of its 8 definitions, 7 established and 1 MRD Inactive (no CRD until a ManagedResourceActivationPolicy activates it)"},
+		{7, 6, "of its 7 definitions, 1 established and 6 MRDs Inactive (no CRD until a ManagedResourceActivationPolicy activates them)"},
+	} {
+		if got := establishedSaid(c.n, c.inactive); got != c.want {
+			t.Errorf("%d definitions, %d inactive: %q, want %q", c.n, c.inactive, got, c.want)
+		}
+	}
+}
+
 func TestTerminalWarning(t *testing.T) {
 	ev := func(msg string, count int64) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"message": msg, "count": count}}

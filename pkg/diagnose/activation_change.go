@@ -32,7 +32,7 @@ func ActivationFinding(target string, meta *xpkg.Meta, brings []string, policies
 	f = &findings.Finding{Rule: findings.RuleActivation, Severity: findings.Info, Object: target, Count: findings.Count(int64(len(mrds)))}
 	caps, _, _ := unstructured.NestedStringSlice(meta.Content, "spec", "capabilities")
 	if !activation.SafeStart(caps) {
-		f.Message = fmt.Sprintf("%s brings %s, Active as it comes (it does not declare safe-start): %s appear", target, mrdsSaid(len(mrds)), crdsSaid(len(mrds)))
+		f.Message = fmt.Sprintf("%s brings %s, Active as it comes (it does not declare safe-start): %s", target, mrdsSaid(len(mrds)), crdsAppear(len(mrds)))
 		return f, nil
 	}
 	var entries [][]string
@@ -48,10 +48,14 @@ func ActivationFinding(target string, meta *xpkg.Meta, brings []string, policies
 	case len(policies) == 0:
 		f.Message += "no ManagedResourceActivationPolicy activates any, so no CRD appears until one names them (kubectl xpkg activation plan writes one)"
 	case len(on) == len(mrds):
-		f.Message += fmt.Sprintf("the policies here (%s) activate all %d: %s appear", namesSaid(names), len(on), crdsSaid(len(on)))
+		f.Message += fmt.Sprintf("the policies here (%s) activate all %d: %s", namesSaid(names), len(on), crdsAppear(len(on)))
 	default:
-		f.Message += fmt.Sprintf("the policies here (%s) activate %d of them, so %s appear and %d stay unserved until a policy names them (kubectl xpkg activation plan)",
-			namesSaid(names), len(on), crdsSaid(len(on)), len(mrds)-len(on))
+		stay := "stay"
+		if len(mrds)-len(on) == 1 {
+			stay = "stays"
+		}
+		f.Message += fmt.Sprintf("the policies here (%s) activate %d of them, so %s and %d %s unserved until a policy names them (kubectl xpkg activation plan)",
+			namesSaid(names), len(on), crdsAppear(len(on)), len(mrds)-len(on), stay)
 	}
 	return f, inactive
 }
@@ -99,11 +103,12 @@ func mrdsSaid(n int) string {
 	return fmt.Sprintf("%d ManagedResourceDefinitions", n)
 }
 
-func crdsSaid(n int) string {
+// crdsAppear says that n CRDs appear.
+func crdsAppear(n int) string {
 	if n == 1 {
-		return "1 CRD"
+		return "1 CRD appears"
 	}
-	return fmt.Sprintf("%d CRDs", n)
+	return fmt.Sprintf("%d CRDs appear", n)
 }
 
 // ComposedFindings is plan -f's check of the Compositions it reads (in's

@@ -31,7 +31,9 @@ func TestActivationFinding(t *testing.T) {
 		{"safe-start under the default policy", provider("SafeStart"), []installed.MRAP{{Name: "default", Activate: []string{"*"}}},
 			"p brings 3 ManagedResourceDefinitions, Inactive as it comes (it declares safe-start): the policies here (default) activate all 3: 3 CRDs appear"},
 		{"safe-start, a policy for one group", provider("safe-start"), []installed.MRAP{{Name: "s3", Activate: []string{"*.s3.example.io"}}},
-			"the policies here (s3) activate 2 of them, so 2 CRDs appear and 1 stay unserved until a policy names them"},
+			"the policies here (s3) activate 2 of them, so 2 CRDs appear and 1 stays unserved until a policy names them"},
+		{"safe-start, a policy for other kinds", provider("safe-start"), []installed.MRAP{{Name: "planned", Activate: []string{"buckets.s3.example.io"}}},
+			"the policies here (planned) activate 1 of them, so 1 CRD appears and 2 stay unserved until a policy names them"},
 		{"safe-start, no policy", provider("safe-start"), nil, "no ManagedResourceActivationPolicy activates any"},
 		{"a configuration", &xpkg.Meta{Object: &xpkg.Object{Content: map[string]any{}}, Kind: "Configuration"}, nil, ""},
 	} {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/cmd/kubectl-xpkg/e2e/internal/acme"
 )
 
 // TestDoctorActivationRules: a Composition that composes a kind no policy
@@ -12,14 +14,14 @@ import (
 // entry, its policy and the MRD it was meant for.
 func TestDoctorActivationRules(t *testing.T) {
 	s := begin(t)
-	s.create(t, compGVR, composition("backup-snapshot", "XSnapshot", ptStep(storage, "Snapshot")))
-	const typo = "firewals." + network
-	s.create(t, mrapGVR, mrap("typo-activations", typo))
+	s.Create(t, acme.Compositions, acme.Composition("backup-snapshot", "XSnapshot", acme.PTStep(acme.Storage, "Snapshot")))
+	const typo = "firewals." + acme.Network
+	s.Create(t, acme.MRAPs, acme.MRAP("typo-activations", typo))
 
-	r := s.run(t, "doctor").Fails(t, 3)
-	contains(t, "doctor", r.Stdout, "[inactive-composed-kind]", "[activation-pattern-unmatched]")
+	r := s.Run(t, "doctor").Fails(t, 3)
+	acme.Contains(t, "doctor", r.Stdout, "[inactive-composed-kind]", "[activation-pattern-unmatched]")
 
-	r = s.run(t, "doctor", "-o", "json")
+	r = s.Run(t, "doctor", "-o", "json")
 	var doc struct {
 		Findings []struct{ Rule, Severity, Message, Object string } `json:"findings"`
 	}
@@ -33,7 +35,7 @@ func TestDoctorActivationRules(t *testing.T) {
 			if f.Rule != rule || !strings.Contains(text, wants[0]) {
 				continue
 			}
-			contains(t, rule, text, wants...)
+			acme.Contains(t, rule, text, wants...)
 			if severity != "" && f.Severity != severity {
 				t.Errorf("%s is %s, want %s: %s", rule, f.Severity, severity, text)
 			}
@@ -41,6 +43,6 @@ func TestDoctorActivationRules(t *testing.T) {
 		}
 		t.Errorf("doctor has no %s finding naming %q: %+v", rule, wants[0], doc.Findings)
 	}
-	found("inactive-composed-kind", "blocking", "backup-snapshot", "Snapshot."+storage, mrdName("Snapshot", storage))
-	found("activation-pattern-unmatched", "warning", typo, "typo-activations", mrdName("Firewall", network))
+	found("inactive-composed-kind", "blocking", "backup-snapshot", "Snapshot."+acme.Storage, acme.MRDName("Snapshot", acme.Storage))
+	found("activation-pattern-unmatched", "warning", typo, "typo-activations", acme.MRDName("Firewall", acme.Network))
 }

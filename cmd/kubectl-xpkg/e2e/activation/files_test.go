@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-xpkg/kubectl-xpkg/cmd/kubectl-xpkg/e2e/internal/acme"
 )
 
 // TestActivationPlanForFiles plans for the Compositions of a directory, as
@@ -19,65 +21,65 @@ import (
 // for Compositions that compose no managed kind there is no policy.
 func TestActivationPlanForFiles(t *testing.T) {
 	s := begin(t)
-	s.create(t, compGVR, composition("storage-snapshot", "XBackup", ptStep(storage, "Snapshot")))
-	dir := writeFiles(t, map[string]string{
-		"network.yaml": composition("network-all", "XNetworkFull", ptStep(network, "Subnet", "Firewall")) +
-			"---\n" + composition("network-only", "XNetworkOnly", goTemplatingStep(network, "Network")),
+	s.Create(t, acme.Compositions, acme.Composition("storage-snapshot", "XBackup", acme.PTStep(acme.Storage, "Snapshot")))
+	dir := acme.WriteFiles(t, map[string]string{
+		"network.yaml": acme.Composition("network-all", "XNetworkFull", acme.PTStep(acme.Network, "Subnet", "Firewall")) +
+			"---\n" + acme.Composition("network-only", "XNetworkOnly", acme.GoTemplatingStep(acme.Network, "Network")),
 	})
 	var networks []string
-	for _, k := range networkKinds {
-		networks = append(networks, mrdName(k, network))
+	for _, k := range acme.NetworkKinds {
+		networks = append(networks, acme.MRDName(k, acme.Network))
 	}
 	slices.Sort(networks)
-	const pattern = "*." + network
+	const pattern = "*." + acme.Network
 
-	r := s.run(t, "activation", "plan", "--only-files", "-f", dir).Succeeds(t)
-	comments, policy := printedPolicy(t, r.Stdout)
+	r := s.Run(t, "activation", "plan", "--only-files", "-f", dir).Succeeds(t)
+	comments, policy := acme.PrintedPolicy(t, r.Stdout)
 	activate, _, _ := unstructured.NestedStringSlice(policy.Object, "spec", "activate")
 	if !slices.Equal(activate, []string{pattern}) {
 		t.Errorf("--only-files activates %q, want [%s]", activate, pattern)
 	}
-	if got := covers(t, activate, allMRDs()); !slices.Equal(got, networks) {
+	if got := covers(t, activate, acme.AllMRDs()); !slices.Equal(got, networks) {
 		t.Errorf("--only-files covers %q, want %q", got, networks)
 	}
-	contains(t, "--only-files comments", comments, "Composition network-all (", "Composition network-only (", "network.yaml")
+	acme.Contains(t, "--only-files comments", comments, "Composition network-all (", "Composition network-only (", "network.yaml")
 	if strings.Contains(comments, "storage-snapshot") {
 		t.Errorf("--only-files plans for the cluster's Composition storage-snapshot:\n%s", comments)
 	}
 
-	r = s.run(t, "activation", "plan", "--only-files", "-f", dir, "-o", "json").Succeeds(t)
+	r = s.Run(t, "activation", "plan", "--only-files", "-f", dir, "-o", "json").Succeeds(t)
 	var doc planDoc
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatalf("-o json: %v\n%s", err, r.Stdout)
 	}
-	if doc.Counts.Needed != 3 || doc.Counts.MRDs != len(allMRDs()) || len(doc.Unread) != 0 {
+	if doc.Counts.Needed != 3 || doc.Counts.MRDs != len(acme.AllMRDs()) || len(doc.Unread) != 0 {
 		t.Errorf("--only-files -o json: counts %+v, unread %q", doc.Counts, doc.Unread)
 	}
 
 	// Without --only-files the cluster's Compositions count too.
-	r = s.run(t, "activation", "plan", "-f", dir).Succeeds(t)
-	_, policy = printedPolicy(t, r.Stdout)
+	r = s.Run(t, "activation", "plan", "-f", dir).Succeeds(t)
+	_, policy = acme.PrintedPolicy(t, r.Stdout)
 	activate, _, _ = unstructured.NestedStringSlice(policy.Object, "spec", "activate")
-	if want := []string{pattern, mrdName("Snapshot", storage)}; !slices.Equal(activate, want) {
+	if want := []string{pattern, acme.MRDName("Snapshot", acme.Storage)}; !slices.Equal(activate, want) {
 		t.Errorf("-f with the cluster activates %q, want %q", activate, want)
 	}
 
 	// A directory whose Compositions compose no managed kind (a
 	// ProviderConfig is a CRD, always served) needs no policy: none is
 	// printed, since Crossplane refuses one that activates nothing.
-	none := writeFiles(t, map[string]string{"config.yaml": composition("config-only", "XConfig", ptStep(configGroup, "ProviderConfig"))})
-	r = s.run(t, "activation", "plan", "--only-files", "-f", none).Succeeds(t)
-	comments, policy = printedPolicy(t, r.Stdout)
+	none := acme.WriteFiles(t, map[string]string{"config.yaml": acme.Composition("config-only", "XConfig", acme.PTStep(acme.ConfigGroup, "ProviderConfig"))})
+	r = s.Run(t, "activation", "plan", "--only-files", "-f", none).Succeeds(t)
+	comments, policy = acme.PrintedPolicy(t, r.Stdout)
 	if len(policy.Object) != 0 {
 		t.Errorf("with nothing needed the plan prints a policy: %v", policy.Object)
 	}
-	contains(t, "the plan with nothing needed", comments, "0 needed", "Nothing needs a managed resource kind")
-	empty := decode(t, mrap("activates-nothing"))
-	if _, err := s.dyn.Resource(mrapGVR).Create(context.Background(), empty, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+	acme.Contains(t, "the plan with nothing needed", comments, "0 needed", "Nothing needs a managed resource kind")
+	empty := acme.Decode(t, acme.MRAP("activates-nothing"))
+	if _, err := s.Dyn.Resource(acme.MRAPs).Create(context.Background(), empty, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
 		t.Errorf("the API server answers a policy that activates nothing with %v, not Invalid", err)
-		_ = s.dyn.Resource(mrapGVR).Delete(context.Background(), empty.GetName(), metav1.DeleteOptions{})
+		_ = s.Dyn.Resource(acme.MRAPs).Delete(context.Background(), empty.GetName(), metav1.DeleteOptions{})
 	}
-	r = s.run(t, "activation", "plan", "--only-files", "-f", none, "-o", "json").Succeeds(t)
+	r = s.Run(t, "activation", "plan", "--only-files", "-f", none, "-o", "json").Succeeds(t)
 	doc = planDoc{}
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatalf("-o json: %v\n%s", err, r.Stdout)

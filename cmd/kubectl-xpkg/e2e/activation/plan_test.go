@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/cmd/kubectl-xpkg/e2e/internal/acme"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/crossplane"
 )
 
@@ -41,28 +40,6 @@ type planDoc struct {
 	} `json:"counts"`
 }
 
-// printedPolicy splits `activation plan`'s output into its comment lines
-// and the policy below them: every comment comes first.
-func printedPolicy(t *testing.T, out string) (comments string, policy *unstructured.Unstructured) {
-	t.Helper()
-	var body []string
-	for _, l := range strings.SplitAfter(out, "\n") {
-		switch {
-		case strings.HasPrefix(l, "#") && len(body) == 0:
-			comments += l
-		case strings.HasPrefix(l, "#"):
-			t.Fatalf("a comment after the policy began: %q\n%s", l, out)
-		default:
-			body = append(body, l)
-		}
-	}
-	m := map[string]any{}
-	if err := yaml.Unmarshal([]byte(strings.Join(body, "")), &m); err != nil {
-		t.Fatalf("the policy is not YAML: %v\n%s", err, out)
-	}
-	return comments, &unstructured.Unstructured{Object: m}
-}
-
 // covers are the names of mrds that the activate entries match, as
 // Crossplane matches them; an entry matching none fails the test.
 func covers(t *testing.T, entries, mrds []string) []string {
@@ -86,15 +63,6 @@ func covers(t *testing.T, entries, mrds []string) []string {
 	return out
 }
 
-func contains(t *testing.T, what, got string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(got, w) {
-			t.Errorf("%s lacks %q:\n%s", what, w, got)
-		}
-	}
-}
-
 // TestActivationPlanPredictsCrossplane plans the policy for three
 // Compositions (patch-and-transform composing two storage kinds,
 // go-templating one network kind, and one whose function the plan cannot
@@ -104,38 +72,38 @@ func contains(t *testing.T, what, got string, wants ...string) {
 func TestActivationPlanPredictsCrossplane(t *testing.T) {
 	s := begin(t)
 	ctx := context.Background()
-	s.create(t, compGVR, composition("storage-pt", "XStorage", ptStep(storage, "Bucket", "Volume")))
-	s.create(t, compGVR, composition("network-gt", "XNetwork", goTemplatingStep(network, "Network")))
-	s.create(t, compGVR, composition("acme-blueprint", "XBlueprint", unknownStep))
-	need := []string{mrdName("Bucket", storage), mrdName("Network", network), mrdName("Volume", storage)}
+	s.Create(t, acme.Compositions, acme.Composition("storage-pt", "XStorage", acme.PTStep(acme.Storage, "Bucket", "Volume")))
+	s.Create(t, acme.Compositions, acme.Composition("network-gt", "XNetwork", acme.GoTemplatingStep(acme.Network, "Network")))
+	s.Create(t, acme.Compositions, acme.Composition("acme-blueprint", "XBlueprint", unknownStep))
+	need := []string{acme.MRDName("Bucket", acme.Storage), acme.MRDName("Network", acme.Network), acme.MRDName("Volume", acme.Storage)}
 	var others []string
-	for _, n := range allMRDs() {
+	for _, n := range acme.AllMRDs() {
 		if !slices.Contains(need, n) {
 			others = append(others, n)
 		}
 	}
 
-	before, err := s.states(ctx)
+	before, err := s.States(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := s.run(t, "activation", "plan").Succeeds(t)
-	comments, policy := printedPolicy(t, r.Stdout)
+	r := s.Run(t, "activation", "plan").Succeeds(t)
+	comments, policy := acme.PrintedPolicy(t, r.Stdout)
 	if policy.GetAPIVersion() != "apiextensions.crossplane.io/v1alpha1" || policy.GetKind() != "ManagedResourceActivationPolicy" || policy.GetName() != "planned-activations" {
 		t.Errorf("the policy printed is %s %s %s", policy.GetAPIVersion(), policy.GetKind(), policy.GetName())
 	}
 	activate, _, _ := unstructured.NestedStringSlice(policy.Object, "spec", "activate")
-	if got := covers(t, activate, allMRDs()); !slices.Equal(got, need) || len(activate) > len(need) {
+	if got := covers(t, activate, acme.AllMRDs()); !slices.Equal(got, need) || len(activate) > len(need) {
 		t.Errorf("the policy activates %q (entries %q), want exactly %q", got, activate, need)
 	}
-	contains(t, "the plan's comments", comments,
+	acme.Contains(t, "the plan's comments", comments,
 		"# ManagedResourceDefinitions: 6,", "3 needed",
-		"# Needed:", mrdName("Bucket", storage)+" (Inactive, provider/"+providerName+"): Composition storage-pt",
-		mrdName("Network", network)+" (Inactive, provider/"+providerName+"): Composition network-gt",
+		"# Needed:", acme.MRDName("Bucket", acme.Storage)+" (Inactive, provider/"+acme.Provider+"): Composition storage-pt",
+		acme.MRDName("Network", acme.Network)+" (Inactive, provider/"+acme.Provider+"): Composition network-gt",
 		"# Not read fully", "Composition acme-blueprint: step blueprint", unknownInput)
 
 	// The figures agree with the cluster as read before the plan.
-	r = s.run(t, "activation", "plan", "-o", "json").Succeeds(t)
+	r = s.Run(t, "activation", "plan", "-o", "json").Succeeds(t)
 	var doc planDoc
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatalf("-o json: %v\n%s", err, r.Stdout)
@@ -173,41 +141,38 @@ func TestActivationPlanPredictsCrossplane(t *testing.T) {
 	}
 
 	// Applied as printed, the policy activates exactly the kinds needed.
-	file := filepath.Join(writeFiles(t, map[string]string{"activations.yaml": s.run(t, "activation", "plan").Succeeds(t).Stdout}), "activations.yaml")
-	k := s.x.Kubectl("apply", "-f", file)
-	t.Logf("$ kubectl apply -f activations.yaml (exit %d)\n%s%s", k.ExitCode, k.Stdout, k.Stderr)
-	k.Succeeds(t)
-	t.Cleanup(func() { _ = s.dyn.Resource(mrapGVR).Delete(ctx, policy.GetName(), metav1.DeleteOptions{}) })
+	s.Apply(t, "activations.yaml", s.Run(t, "activation", "plan").Succeeds(t).Stdout)
+	t.Cleanup(func() { _ = s.Dyn.Resource(acme.MRAPs).Delete(ctx, policy.GetName(), metav1.DeleteOptions{}) })
 	s.waitActivated(t, policy.GetName(), need, others)
 
 	// Planned again, the policy there is accounted for: it activates the
 	// three, none beyond the need, and nothing is left to activate.
-	r = s.run(t, "activation", "plan").Succeeds(t)
-	comments, again := printedPolicy(t, r.Stdout)
+	r = s.Run(t, "activation", "plan").Succeeds(t)
+	comments, again := acme.PrintedPolicy(t, r.Stdout)
 	if a, _, _ := unstructured.NestedStringSlice(again.Object, "spec", "activate"); !slices.Equal(a, activate) {
 		t.Errorf("planned again, the policy activates %q, not %q", a, activate)
 	}
-	contains(t, "the plan after the policy", comments, "3 active today", "0 of them are inactive today",
+	acme.Contains(t, "the plan after the policy", comments, "3 active today", "0 of them are inactive today",
 		"# Policy planned-activations (activate "+strings.Join(activate, ", ")+") activates 3 MRDs.")
 
 	// Objects count as a need, read from the CRDs Crossplane made: with
 	// storage-pt gone, a Volume keeps its kind needed and Bucket is needed
 	// by nothing, though active (and staying so).
-	if err := s.dyn.Resource(compGVR).Delete(ctx, "storage-pt", metav1.DeleteOptions{}); err != nil {
+	if err := s.Dyn.Resource(acme.Compositions).Delete(ctx, "storage-pt", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	s.create(t, schema.GroupVersionResource{Group: storage, Version: "v1beta1", Resource: "volumes"},
-		"apiVersion: "+storage+"/v1beta1\nkind: Volume\nmetadata:\n  name: data\nspec:\n  forProvider:\n    size: 10\n")
-	r = s.run(t, "activation", "plan", "-o", "json").Succeeds(t)
+	s.Create(t, schema.GroupVersionResource{Group: acme.Storage, Version: "v1beta1", Resource: "volumes"},
+		"apiVersion: "+acme.Storage+"/v1beta1\nkind: Volume\nmetadata:\n  name: data\nspec:\n  forProvider:\n    size: 10\n")
+	r = s.Run(t, "activation", "plan", "-o", "json").Succeeds(t)
 	doc = planDoc{}
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatalf("-o json: %v\n%s", err, r.Stdout)
 	}
-	if want := []string{mrdName("Network", network), mrdName("Volume", storage)}; !slices.Equal(doc.Activate, want) {
+	if want := []string{acme.MRDName("Network", acme.Network), acme.MRDName("Volume", acme.Storage)}; !slices.Equal(doc.Activate, want) {
 		t.Errorf("with a Volume and no storage-pt the plan activates %q, want %q", doc.Activate, want)
 	}
 	for _, n := range doc.Needs {
-		if n.MRD == mrdName("Volume", storage) && !slices.Equal(n.By, []string{"1 object"}) {
+		if n.MRD == acme.MRDName("Volume", acme.Storage) && !slices.Equal(n.By, []string{"1 object"}) {
 			t.Errorf("volumes are needed by %q, want the one object", n.By)
 		}
 	}
@@ -223,7 +188,7 @@ func (s *suite) waitActivated(t *testing.T, policy string, need, others []string
 	t.Helper()
 	start := time.Now()
 	err := crossplane.Eventually(context.Background(), 2*time.Minute, func(ctx context.Context) error {
-		states, err := s.states(ctx)
+		states, err := s.States(ctx)
 		if err != nil {
 			return err
 		}
@@ -231,11 +196,11 @@ func (s *suite) waitActivated(t *testing.T, policy string, need, others []string
 			if states[n] != "Active" {
 				return fmt.Errorf("MRD %s is %s", n, states[n])
 			}
-			if ok, err := s.crdExists(ctx, n); !ok {
+			if ok, err := s.CRDExists(ctx, n); !ok {
 				return fmt.Errorf("MRD %s is Active, its CRD not made yet (%v)", n, err)
 			}
 		}
-		u, err := s.dyn.Resource(mrapGVR).Get(ctx, policy, metav1.GetOptions{})
+		u, err := s.Dyn.Resource(acme.MRAPs).Get(ctx, policy, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -251,7 +216,7 @@ func (s *suite) waitActivated(t *testing.T, policy string, need, others []string
 	}
 	t.Logf("Crossplane activated %q in %.1fs", need, time.Since(start).Seconds())
 	ctx := context.Background()
-	states, err := s.states(ctx)
+	states, err := s.States(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +224,7 @@ func (s *suite) waitActivated(t *testing.T, policy string, need, others []string
 		if states[n] != "Inactive" {
 			t.Errorf("MRD %s, which nothing needs, is %s", n, states[n])
 		}
-		if ok, err := s.crdExists(ctx, n); ok || err != nil {
+		if ok, err := s.CRDExists(ctx, n); ok || err != nil {
 			t.Errorf("CRD %s exists (%v): its MRD was to stay inactive", n, err)
 		}
 	}
