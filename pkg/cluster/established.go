@@ -106,6 +106,13 @@ func (c *Cluster) waitEstablished(parent context.Context, p *installed.Package, 
 		if err != nil {
 			return err
 		}
+		if w.unnamed > 0 {
+			// The package manager records a revision's objects by name
+			// first and their kinds in a later update: not all known yet
+			// (a tick reads them again).
+			done = false
+			w.pending = append(w.pending, fmt.Sprintf("%d of the revision's objects not yet named by kind", w.unnamed))
+		}
 		for _, d := range w.deleting {
 			pr.say("%s: %s; the API server refuses new objects of its kind until it is gone: waiting", w.what, d.def.deletion())
 		}
@@ -133,15 +140,16 @@ func (c *Cluster) waitEstablished(parent context.Context, p *installed.Package, 
 // what is still pending.
 type establishWait struct {
 	// inactive counts the MRDs left Inactive on purpose (safe-start): no
-	// CRD until a policy activates them.
-	inactive int
-	c        *Cluster
-	t        *defTracker
-	p        *installed.Package
-	since    time.Time
-	what     string
-	refs     []installed.ObjectRef
-	pending  []string
+	// CRD until a policy activates them; unnamed the objects the current
+	// revision records without their kind yet.
+	inactive, unnamed int
+	c                 *Cluster
+	t                 *defTracker
+	p                 *installed.Package
+	since             time.Time
+	what              string
+	refs              []installed.ObjectRef
+	pending           []string
 	// deleting are the definitions being deleted, with their index in
 	// pending.
 	deleting []deletingDef
@@ -179,12 +187,16 @@ func (w *establishWait) readRefs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.refs = w.refs[:0]
+	w.refs, w.unnamed = w.refs[:0], 0
 	for _, r := range revs {
 		if r.Name != p.CurrentRevision {
 			continue
 		}
 		for _, ref := range r.Objects {
+			if ref.Kind == "" || ref.APIVersion == "" {
+				w.unnamed++
+				continue
+			}
 			if gvr, ok := definitionResource(ref); ok {
 				w.refs = append(w.refs, ref)
 				w.t.follow(ctx, gvr)
