@@ -35,7 +35,7 @@ func (j *journey) e2e(name, tag string) string {
 func (j *journey) cluster() {
 	if !j.install() {
 		installed, _ := j.c.get(cfg)
-		for _, t := range []string{"get", "describe", "tree", "uninstall a dependency", "versions", "upgrade --dry-run", "plan -f", "upgrade --wait", "rollback --wait", "outdated", "upgrade --all --dry-run", "doctor", "rename"} {
+		for _, t := range []string{"get", "describe", "tree", "uninstall a dependency", "versions", "upgrade --dry-run", "plan -f", "upgrade --wait", "rollback --wait", "outdated", "upgrade --all --dry-run", "doctor", "activation plan", "rename"} {
 			j.s.skip(t, "the configuration was not installed")
 		}
 		if installed == nil {
@@ -56,6 +56,7 @@ func (j *journey) cluster() {
 		j.outdated()
 		j.upgradeAllDryRun()
 		j.doctor()
+		j.activation()
 		j.rename()
 	}
 	if j.uninstall() {
@@ -291,6 +292,23 @@ func (j *journey) doctor() {
 			v.says("stdout", r.stdout, "the composed kinds no provider defines, and nothing to repair", "Doctor: 3 packages, ",
 				"[inactive-composed-kind]", "VPC.ec2.aws.upbound.io")
 			v.cluster(j.c.runs(cfg, j.e2e("configuration-aws-network", "v0.23.0")), "nothing changed: still at v0.23.0 and Healthy")
+		})
+}
+
+func (j *journey) activation() {
+	j.s.step("activation plan",
+		"Which managed resource kinds does the cluster need active? Crossplane v2 installs a provider's kinds as MRDs; a "+
+			"ManagedResourceActivationPolicy activates them. The plan reads the Compositions and the objects there are and prints the "+
+			"smallest policy for them: here the Composition composes only kinds no installed provider defines, and provider-nop's "+
+			"one kind (active under the default policy, *) is needed by nothing, so no policy is printed, only what was found.",
+		func(v *verdict) {
+			r := j.s.xpkg(quick, "activation", "plan")
+			if !v.exit(r, 0, "planned") {
+				return
+			}
+			v.says("stdout", r.stdout, "the figures, the default policy and the kinds nothing defines",
+				"# ManagedResourceDefinitions: 1, 1 active today; 0 needed", "Policy default (activate *) activates 1",
+				"no MRD or CRD defines them", "VPC.ec2.aws.upbound.io: Composition xnetworks.aws.platform.upbound.io")
 		})
 }
 

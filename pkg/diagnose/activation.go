@@ -125,8 +125,12 @@ func (s *State) activationUnused() []findings.Finding {
 		}
 	}
 	n := len(unused)
-	msg := fmt.Sprintf("%d active ManagedResourceDefinitions have no object and no Composition composes their kind: %s. Each costs a CRD, %d of the cluster's %d, that the API server serves, holds in memory and lists in discovery for nothing, and stays: Crossplane cannot deactivate an MRD yet (crossplane#7205).",
-		n, ShortList(names), n, max(crds, n))
+	head := fmt.Sprintf("%d active ManagedResourceDefinitions have no object and no Composition composes their kind", n)
+	if n == 1 {
+		head = "1 active ManagedResourceDefinition has no object and no Composition composes its kind"
+	}
+	msg := fmt.Sprintf("%s: %s. Each costs a CRD, %d of the cluster's %d, that the API server serves, holds in memory and lists in discovery for nothing, and stays: Crossplane cannot deactivate an MRD yet (crossplane#7205).",
+		head, ShortList(names), n, max(crds, n))
 	var by []string
 	for _, p := range s.act.Policies {
 		m := 0
@@ -150,7 +154,11 @@ func (s *State) activationUnused() []findings.Finding {
 		}
 	}
 	if unread > 0 {
-		msg += fmt.Sprintf(" %d Compositions could not be read fully (kubectl xpkg activation plan names them) and may compose some of these.", unread)
+		what := fmt.Sprintf("%d Compositions", unread)
+		if unread == 1 {
+			what = "1 Composition"
+		}
+		msg += fmt.Sprintf(" %s could not be read fully (kubectl xpkg activation plan names them) and may compose some of these.", what)
 	}
 	return []findings.Finding{{Rule: findings.RuleActivationUnused, Severity: findings.Info, Count: findings.Count(int64(n)), Message: msg}}
 }
