@@ -141,7 +141,7 @@ func (c *Change) Check(ctx context.Context, r *PlanRead) (*Plan, error) {
 				Message: fmt.Sprintf("%s is invalid: its %s %s", target, res.Meta.Kind, msg)})
 		}
 	}
-	if err := c.planActivation(ctx, p, res.Meta, newNames(res.Old, res.New), target); err != nil {
+	if err := planActivation(ctx, c.Cluster, p, res.Meta, res.New.NotIn(res.Old), target); err != nil {
 		return nil, fmt.Errorf("plan the %s of %s: %w", action, p.Package, err)
 	}
 	if err := c.planLock(ctx, p, in, res.Meta, target); err != nil {

@@ -80,12 +80,7 @@ func (c *Config) definitions(ctx context.Context, reg *resolve.Registry, secrets
 			continue
 		}
 		from, to := read[i][0], read[i][1]
-		d := &resolve.Definitions{}
-		for _, name := range to.Names() {
-			if _, ok := from[name]; !ok {
-				d.Brings = append(d.Brings, name)
-			}
-		}
+		d := &resolve.Definitions{Brings: to.NotIn(from)}
 		losses := diagnose.RemovedKinds(from, to)
 		d.Drops = slices.Sorted(maps.Keys(losses))
 		ch.Definitions = d

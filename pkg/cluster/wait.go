@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -244,5 +245,34 @@ func (p *progress) say(format string, args ...any) {
 	if !p.seen[line] {
 		p.seen[line] = true
 		fmt.Fprintln(p.out, line)
+	}
+}
+
+// WaitCRDsGone waits, reading them every interval, until none of the
+// named CRDs is left: after wait, a WaitTimeoutError names those left,
+// one left Terminating with how long.
+func (c *Cluster) WaitCRDsGone(ctx context.Context, names []string, wait, interval time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		crds, err := c.CRDs(ctx, names)
+		if err != nil || len(crds) == 0 {
+			return err
+		}
+		if !time.Now().Add(interval).Before(deadline) {
+			var left []string
+			for name, crd := range crds {
+				if !crd.Deleting.IsZero() {
+					name += fmt.Sprintf(" (Terminating for %s: kubectl xpkg doctor says what holds it)", Round(time.Since(crd.Deleting)))
+				}
+				left = append(left, name)
+			}
+			slices.Sort(left)
+			return &WaitTimeoutError{What: "the packages' definitions to go", After: wait, Pending: left}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
 	}
 }

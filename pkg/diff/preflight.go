@@ -78,6 +78,17 @@ func DefinitionsOf(p *xpkg.Package) Definitions {
 	return d
 }
 
+// NotIn lists, sorted, the CRD names d makes and old does not.
+func (d Definitions) NotIn(old Definitions) []string {
+	var out []string
+	for _, n := range d.Names() {
+		if _, ok := old[n]; !ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Names lists, sorted, the CRDs whose stored versions Preflight needs when
 // d is the old package's.
 func (d Definitions) Names() []string {
