@@ -45,15 +45,7 @@ func setUpLegacyClaim(t *testing.T, c cluster, name string) (claim, xr *unstruct
 			"group":      "e2e.example.org",
 			"names":      map[string]any{"kind": "XLegacyNet", "plural": "xlegacynets"},
 			"claimNames": map[string]any{"kind": "LegacyNet", "plural": "legacynets"},
-			"versions": []any{map[string]any{
-				"name": "v1alpha1", "served": true, "referenceable": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type": "object",
-					"properties": map[string]any{"spec": map[string]any{
-						"type": "object", "properties": map[string]any{"size": map[string]any{"type": "string"}},
-					}},
-				}},
-			}},
+			"versions":   sizeVersions(),
 		},
 	}}
 	if _, err := c.dyn.Resource(xrdV1GVR).Create(ctx, xrd, metav1.CreateOptions{}); err != nil {

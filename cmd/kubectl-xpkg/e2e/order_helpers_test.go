@@ -148,18 +148,10 @@ func setUpXNet(t *testing.T, c cluster, name string) *unstructured.Unstructured 
 		"apiVersion": "apiextensions.crossplane.io/v2", "kind": "CompositeResourceDefinition",
 		"metadata": map[string]any{"name": xnetCRD},
 		"spec": map[string]any{
-			"group": "e2e.example.org",
-			"names": map[string]any{"kind": "XNet", "plural": "xnets"},
-			"scope": "Cluster",
-			"versions": []any{map[string]any{
-				"name": "v1alpha1", "served": true, "referenceable": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type": "object",
-					"properties": map[string]any{"spec": map[string]any{
-						"type": "object", "properties": map[string]any{"size": map[string]any{"type": "string"}},
-					}},
-				}},
-			}},
+			"group":    "e2e.example.org",
+			"names":    map[string]any{"kind": "XNet", "plural": "xnets"},
+			"scope":    "Cluster",
+			"versions": sizeVersions(),
 		},
 	}}
 	if _, err := c.dyn.Resource(xrdGVR).Create(ctx, xrd, metav1.CreateOptions{}); err != nil {
@@ -355,4 +347,18 @@ func (td *teardown) resume(t *testing.T, args ...string) {
 	r.Succeeds(t)
 	contains(t, "the teardown run again", r.Stdout+r.Stderr, "3 managed resources, then provider/"+td.nop, "3 managed resources deleted (NopResource 3)")
 	td.gone(t)
+}
+
+// sizeVersions are the versions of the tests' XRDs: v1alpha1 alone,
+// whose spec has a size.
+func sizeVersions() []any {
+	return []any{map[string]any{
+		"name": "v1alpha1", "served": true, "referenceable": true,
+		"schema": map[string]any{"openAPIV3Schema": map[string]any{
+			"type": "object",
+			"properties": map[string]any{"spec": map[string]any{
+				"type": "object", "properties": map[string]any{"size": map[string]any{"type": "string"}},
+			}},
+		}},
+	}}
 }
