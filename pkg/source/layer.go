@@ -26,6 +26,17 @@ type openedLayer struct {
 	close  func() error
 }
 
+// blame is the cause of err, a failure to read the layer's tar stream:
+// the blob itself when, read to its end, it does not match its digest (a
+// corrupt blob breaks its gzip or tar stream too, which says less), else
+// err.
+func (l *openedLayer) blame(err error) error {
+	if ferr := l.finish(); ferr != nil {
+		return ferr
+	}
+	return err
+}
+
 // openBlob reads a layer as a blob (registry, OCI layout): the compressed
 // bytes are hashed against the manifest's digest, and decompressed by what
 // their first bytes say they are.

@@ -49,8 +49,6 @@ func openImage(img v1.Image, info Info, o Options, verifyBlobs bool) (*Package, 
 	switch {
 	case choice.layer == nil:
 		opened, err = openFlattened(img, what, verifyBlobs, o)
-	case verifyBlobs && o.VerifyFirst:
-		opened, err = openBlobVerified(choice.layer, o.MaxUncompressed, layerWhat, o.Progress)
 	case verifyBlobs:
 		opened, err = openBlob(choice.layer, o.MaxUncompressed, layerWhat, o.Progress)
 	default:
@@ -73,6 +71,9 @@ func openImage(img v1.Image, info Info, o Options, verifyBlobs bool) (*Package, 
 	}
 	p, err := readLayer(opened, info, layerWhat)
 	if err != nil {
+		if o.VerifyFirst && verifyBlobs {
+			err = opened.blame(err)
+		}
 		opened.close()
 		return nil, err
 	}
@@ -107,31 +108,32 @@ func readLayer(l *openedLayer, info Info, what string) (*Package, error) {
 // readWhole reads the package's stream to an unlinked temporary file and
 // checks the rest of its layer (a second package.yaml, a truncated tar or
 // gzip stream, the digest) before handing out a byte: for VerifyFirst,
-// nothing of a package that is then refused reaches its reader.
+// nothing of a package that is then refused reaches its reader. The layer
+// is read once: its blob is hashed as it is decompressed and scanned.
 func (p *Package) readWhole() (*Package, error) {
 	if p.stream == nil {
 		return p, nil
 	}
-	spool, err := spoolFile()
+	s, err := newSpool()
 	if err != nil {
 		p.Close()
 		return nil, err
 	}
-	_, err = io.Copy(spoolWriter{spool}, p.stream)
+	err = s.fill(p.stream)
 	if ferr := p.finish(); ferr != nil && !errors.Is(err, errSpool) {
 		err = ferr // the layer's fault says more than the stream it broke
 	}
 	if err == nil {
-		_, err = spool.Seek(0, io.SeekStart)
+		err = s.rewind()
 	}
 	if err != nil {
-		spool.Close()
+		s.Close()
 		p.close()
 		return nil, err
 	}
 	closeLayer := p.close
-	p.stream, p.finish = spool, func() error { return nil }
-	p.close = func() error { return errors.Join(spool.Close(), closeLayer()) }
+	p.stream, p.finish = s, func() error { return nil }
+	p.close = func() error { return errors.Join(s.Close(), closeLayer()) }
 	return p, nil
 }
 

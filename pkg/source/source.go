@@ -62,10 +62,13 @@ type Options struct {
 	// VerifyFirst checks every blob the package content comes from
 	// before any of it is handed out, for output that cannot be taken
 	// back (a pipe into kubectl apply). A registry's or an OCI layout's
-	// layer is spooled compressed (to an unlinked temporary file) and
-	// verified, then decompressed; an image tarball's layer is read and
-	// verified once, then read again. Otherwise content is verified as it
-	// is read, and Package.Close reports a mismatch at the end.
+	// layer is read once: its blob hashed as it is decompressed and its
+	// tar checked, package.yaml spooled to an unlinked temporary file and
+	// handed out once the whole layer checks out (a corrupt blob is
+	// reported as such, not as the broken tar it makes); an image
+	// tarball's layer is read and verified once, then read again.
+	// Otherwise content is verified as it is read, and Package.Close
+	// reports a mismatch at the end.
 	VerifyFirst bool
 	// MaxManifestBytes bounds each manifest or index read from a registry:
 	// an answer that says it is larger fails at once, one that goes on past

@@ -5,69 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-
-	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/tempfile"
 )
-
-// openBlobVerified is openBlob for VerifyFirst: the compressed blob (small
-// next to its content) is copied to an unlinked temporary file as it is
-// hashed, checked against its digest, and only then decompressed.
-func openBlobVerified(l v1.Layer, limit int64, what string, progress io.Writer) (*openedLayer, error) {
-	rc, vr, err := fetchBlob(l, limit, what, progress)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	spool, err := spoolFile()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	if _, err := io.Copy(spoolWriter{spool}, vr); err != nil {
-		spool.Close()
-		if errors.Is(err, errSpool) {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		return nil, readError(what, err)
-	}
-	if err := vr.verify(); err != nil {
-		spool.Close()
-		return nil, err
-	}
-	if _, err := spool.Seek(0, io.SeekStart); err != nil {
-		spool.Close()
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	return openCompressed(spool, func() error { return nil } /* verified above */, spool.Close, limit, what)
-}
-
-// errSpool marks a failure to write the temporary file, which is no fault
-// of the blob.
-var errSpool = errors.New("writing the temporary copy failed")
-
-type spoolWriter struct{ *os.File }
-
-func (s spoolWriter) Write(p []byte) (int, error) {
-	n, err := s.File.Write(p)
-	if err != nil {
-		err = fmt.Errorf("%w: %w", errSpool, err)
-	}
-	return n, err
-}
-
-// spoolFile is an unlinked temporary file: nothing is left behind however
-// the process ends.
-func spoolFile() (*os.File, error) {
-	f, err := tempfile.Unlinked(".kubectl-xpkg-blob-*")
-	if err != nil {
-		return nil, fmt.Errorf("a temporary copy to verify before writing: %w", err)
-	}
-	return f, nil
-}
 
 // verifyUncompressed reads an image tarball's layer once, whole, and
 // checks it against its diff ID.
