@@ -2,6 +2,7 @@ package activation
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -24,12 +25,7 @@ func Managed(crds []string) []string {
 }
 
 func hasPrefix(s string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(s, p) })
 }
 
 var notAlnum = regexp.MustCompile("[^a-zA-Z0-9]+")
@@ -84,18 +80,9 @@ func DefinitionOf(kindGroup string, names []string) string {
 		return ""
 	}
 	for _, p := range Plurals(kind) {
-		if n := p + "." + group; slicesContains(names, n) {
+		if n := p + "." + group; slices.Contains(names, n) {
 			return n
 		}
 	}
 	return ""
-}
-
-func slicesContains(names []string, n string) bool {
-	for _, x := range names {
-		if x == n {
-			return true
-		}
-	}
-	return false
 }
