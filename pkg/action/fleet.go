@@ -14,6 +14,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/cluster"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/exit"
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/resolve"
 )
@@ -57,9 +58,16 @@ type Member struct {
 }
 
 // NewFleet is a fleet of members, sorted by context; they share one
-// SharedReads.
+// SharedReads, and the discovery of each API server (the members' Configs
+// that share none yet share the fleet's).
 func NewFleet(members []Member) *Fleet {
 	slices.SortFunc(members, func(a, b Member) int { return cmp.Compare(a.Context, b.Context) })
+	shared := &cluster.SharedDiscovery{}
+	for _, m := range members {
+		if m.Config != nil && m.Config.Discovery == nil {
+			m.Config.Discovery = shared
+		}
+	}
 	return &Fleet{Members: members, Reads: &resolve.SharedReads{}}
 }
 

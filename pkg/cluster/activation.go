@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
 
@@ -38,17 +36,13 @@ func (c *Cluster) CurrentRevisions(ctx context.Context, pkgs []*installed.Packag
 }
 
 func (c *Cluster) listRevisions(ctx context.Context, kind string) (map[string]*installed.Revision, error) {
-	rc, err := c.client(kind)
-	if err != nil {
-		return nil, err
-	}
-	l, err := rc.List(ctx, metav1.ListOptions{})
+	items, err := c.listObjects(ctx, kind, "")
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", strings.ToLower(kind)+"s", err)
 	}
-	out := make(map[string]*installed.Revision, len(l.Items))
-	for i := range l.Items {
-		r := c.dialect.DecodeRevision(&l.Items[i])
+	out := make(map[string]*installed.Revision, len(items))
+	for i := range items {
+		r := c.dialect.DecodeRevision(&items[i])
 		out[r.Name] = r
 	}
 	return out, nil

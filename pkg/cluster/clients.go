@@ -19,6 +19,9 @@ import (
 // the plugin.
 type Clients struct {
 	getter genericclioptions.RESTClientGetter
+	// shared, when set, is the discovery this cluster shares with others
+	// (a fleet's contexts).
+	shared *SharedDiscovery
 
 	once    sync.Once
 	config  *rest.Config
@@ -30,6 +33,10 @@ type Clients struct {
 func NewClients(getter genericclioptions.RESTClientGetter) *Clients {
 	return &Clients{getter: getter}
 }
+
+// ShareDiscovery has Connect take the package APIs from share when
+// another cluster on the same API server discovered them.
+func (c *Clients) ShareDiscovery(share *SharedDiscovery) { c.shared = share }
 
 // DynamicGetter is a RESTClientGetter that hands out its own dynamic
 // client, built beforehand: client-go's fake, for tests that need no API

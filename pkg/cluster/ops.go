@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -35,7 +36,7 @@ func Connect(c *Clients, apiGroup string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	apis, err := DiscoverPackageAPIsFresh(dc)
+	apis, err := c.packageAPIs(dc)
 	if err != nil {
 		return nil, err
 	}
@@ -64,6 +65,19 @@ func Connect(c *Clients, apiGroup string) (*Cluster, error) {
 		return nil, err
 	}
 	return &Cluster{dyn: dyn, dialect: d, namespace: ns, rest: cfg}, nil
+}
+
+// packageAPIs discovers the package APIs, or takes them from another
+// cluster on the same API server when discovery is shared.
+func (c *Clients) packageAPIs(dc discovery.CachedDiscoveryInterface) ([]ServedAPI, error) {
+	if c.shared == nil {
+		return DiscoverPackageAPIsFresh(dc)
+	}
+	cfg, err := c.RESTConfig()
+	if err != nil || cfg == nil || cfg.Host == "" {
+		return DiscoverPackageAPIsFresh(dc)
+	}
+	return c.shared.apis(cfg.Host, func() ([]ServedAPI, error) { return DiscoverPackageAPIsFresh(dc) })
 }
 
 // NewCluster is a Cluster over an existing client and dialect.
@@ -97,16 +111,12 @@ func (c *Cluster) List(ctx context.Context, kind, selector string) ([]*installed
 	}
 	var out []*installed.Package
 	for _, k := range kinds {
-		rc, err := c.client(k)
-		if err != nil {
-			return nil, err
-		}
-		l, err := rc.List(ctx, metav1.ListOptions{LabelSelector: selector})
+		items, err := c.listObjects(ctx, k, selector)
 		if err != nil {
 			return nil, fmt.Errorf("list %s: %w", strings.ToLower(k)+"s", err)
 		}
-		for i := range l.Items {
-			out = append(out, c.dialect.Decode(&l.Items[i]))
+		for i := range items {
+			out = append(out, c.dialect.Decode(&items[i]))
 		}
 	}
 	return out, nil
