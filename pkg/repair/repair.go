@@ -224,7 +224,14 @@ func (e *Executor) apply(ctx context.Context, rp *Plan, st diagnose.RepairStep) 
 	case diagnose.RepairAwaitDefinition:
 		return e.await(ctx, st.Held)
 	case diagnose.RepairRecreate:
-		if why := e.recreate(ctx, rp, st.Held); why != "" {
+		why := e.recreate(ctx, rp, st.Held)
+		if why != "" && ctx.Err() != nil {
+			// Cut short, not refused: the step is left, not done (the
+			// object may have been made), and the repair resumed makes
+			// the object again if it is missing.
+			return fmt.Errorf("%s: %w", why, ctx.Err())
+		}
+		if why != "" {
 			rp.NotRestored = append(rp.NotRestored, diagnose.HeldName(st.Held.CRD, st.Held.Object)+": "+why)
 		}
 		return nil

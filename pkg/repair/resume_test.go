@@ -26,6 +26,17 @@ func widget(name, external string) *unstructured.Unstructured {
 	return u
 }
 
+// widgetCRD is the Widgets' CRD as the package manager made it again:
+// established, with a new UID.
+func widgetCRD() *unstructured.Unstructured {
+	crd := fakecluster.Object("apiextensions.k8s.io/v1", "CustomResourceDefinition", "widgets.stored.example.org", map[string]any{
+		"spec": map[string]any{"group": "stored.example.org", "scope": "Cluster", "names": map[string]any{"plural": "widgets", "kind": "Widget"},
+			"versions": []any{map[string]any{"name": "v1beta1", "served": true, "storage": true}}},
+		"status": map[string]any{"conditions": []any{map[string]any{"type": "Established", "status": "True"}}}})
+	crd.SetUID("crd-new")
+	return crd
+}
+
 // TestResumeMakesTheMissingObjectsAgain: a repair killed after removing
 // the finalizers of two Widgets left its record, naming the backup. The
 // CRD is made again and one Widget is back already (its provider's
@@ -33,12 +44,7 @@ func widget(name, external string) *unstructured.Unstructured {
 // other Widget again from the backup, with its external name and
 // policies, and leaves the one that is back.
 func TestResumeMakesTheMissingObjectsAgain(t *testing.T) {
-	crd := fakecluster.Object("apiextensions.k8s.io/v1", "CustomResourceDefinition", "widgets.stored.example.org", map[string]any{
-		"spec": map[string]any{"group": "stored.example.org", "scope": "Cluster", "names": map[string]any{"plural": "widgets", "kind": "Widget"},
-			"versions": []any{map[string]any{"name": "v1beta1", "served": true, "storage": true}}},
-		"status": map[string]any{"conditions": []any{map[string]any{"type": "Established", "status": "True"}}}})
-	crd.SetUID("crd-new")
-	f := fakecluster.New(crd, widget("w-2", "ext-2"))
+	f := fakecluster.New(widgetCRD(), widget("w-2", "ext-2"))
 	dir := t.TempDir()
 	var docs []string
 	for _, u := range []*unstructured.Unstructured{widget("w-1", "ext-1"), widget("w-2", "ext-2"),
