@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -22,8 +23,22 @@ type UnansweredError struct {
 }
 
 func (e *UnansweredError) Error() string {
-	return fmt.Sprintf("no answer to the %s (%s): it may have been made; kubectl xpkg describe %s shows where it stands",
-		e.What, unansweredReason(e.Err), e.Object)
+	return fmt.Sprintf("no answer to the %s (%s): it may have been made; %s shows where it stands",
+		e.What, unansweredReason(e.Err), lookAt(e.Object))
+}
+
+// lookAt is the command that shows object (KIND/NAME, or
+// RESOURCE[/NAMESPACE]/NAME): kubectl xpkg describe for a package,
+// kubectl get for anything else, which describe does not read.
+func lookAt(object string) string {
+	parts := strings.Split(object, "/")
+	switch {
+	case len(parts) == 2 && slices.Contains([]string{"provider", "configuration", "function"}, parts[0]):
+		return "kubectl xpkg describe " + object
+	case len(parts) == 3:
+		return "kubectl get " + parts[0] + " " + parts[2] + " -n " + parts[1] + " -o yaml"
+	}
+	return "kubectl get " + object + " -o yaml"
 }
 
 func (e *UnansweredError) Unwrap() error { return e.Err }

@@ -40,3 +40,20 @@ func TestUnanswered(t *testing.T) {
 		}
 	}
 }
+
+// TestUnansweredNamesWhereToLook: a package is described; any other
+// object (a managed resource being made again, the Lock) is got, since
+// describe reads packages only.
+func TestUnansweredNamesWhereToLook(t *testing.T) {
+	cut := &url.Error{Op: "Post", URL: "https://h/x", Err: context.Canceled}
+	for object, want := range map[string]string{
+		"function/f":                          "kubectl xpkg describe function/f shows",
+		"nopresources.nop.crossplane.io/held": "kubectl get nopresources.nop.crossplane.io/held -o yaml shows",
+		"buckets.s3.example.org/team-a/held":  "kubectl get buckets.s3.example.org held -n team-a -o yaml shows",
+		"lock/lock":                           "kubectl get lock/lock -o yaml shows",
+	} {
+		if got := unanswered(cut, "creation of "+object, object).Error(); !strings.Contains(got, want) {
+			t.Errorf("%s: %q, want %q", object, got, want)
+		}
+	}
+}

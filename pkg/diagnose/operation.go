@@ -96,8 +96,8 @@ func (s *State) unfinishedRepair() []findings.Finding {
 		// Past a finalizer's removal, objects went that only the backup
 		// holds: a new repair finds nothing left to plan for them.
 		return []findings.Finding{{Rule: findings.RuleUnfinishedOperation, Severity: findings.Blocking, Object: lock.KindName(),
-			Message: fmt.Sprintf("%s %s stopped at step %d of %d (%s), recorded on the Lock: unless it is running now, it was cut short after removing the finalizers of objects whose definition was being deleted, and those objects are gone; once the package manager has made their CRD again (kubectl get crd), kubectl apply -f %s makes them again from its backup, with their external names; then kubectl xpkg doctor --fix removes this record",
-				op.Operation, op.ID, op.Step, op.Of, op.StepName, cmp.Or(op.Backup, "BACKUP (the file it said it saved them to)"))}}
+			Message: fmt.Sprintf("%s %s stopped at step %d of %d (%s), recorded on the Lock: unless it is running now, it was cut short after removing the finalizers of objects whose definition was being deleted, and those objects may be gone; kubectl xpkg doctor --fix makes the missing ones again from its backup %s, with their external names, once the package manager has made their CRD again, and then removes this record (or kubectl apply -f the backup by hand)",
+				op.Operation, op.ID, op.Step, op.Of, op.StepName, cmp.Or(op.Backup, "(the file it said it saved them to)"))}}
 	}
 	return []findings.Finding{{Rule: findings.RuleUnfinishedOperation, Severity: findings.Warning, Object: lock.KindName(),
 		Message: fmt.Sprintf("%s %s stopped at step %d of %d (%s), recorded on the Lock: unless it is running now, it was cut short; every step it made is whole, and the findings here say what is left: run kubectl xpkg doctor --fix again to finish the repair (it removes the record)",
