@@ -104,13 +104,13 @@ func (r *Root) fleet(ff *FleetFlags, cf *ClusterFlags, sf *SourceFlags, xpNamesp
 	out := &lockedWriter{w: r.IOStreams.ErrOut}
 	members := make([]action.Member, 0, len(names))
 	for _, name := range names {
-		flags := r.memberFlags(name)
-		cfg, err := r.configFor(flags, cf, sf, xpNamespace)
+		getter := newMemberGetter(r.memberFlags(name), raw)
+		cfg, err := r.configFor(getter, cf, sf, xpNamespace)
 		if err != nil {
 			return nil, err
 		}
 		cfg.Events = action.Events{Progress: &prefixWriter{out: out, prefix: "context " + name + ": "}}
-		members = append(members, action.Member{Context: name, Config: cfg, Credential: credentialPlugin(flags)})
+		members = append(members, action.Member{Context: name, Config: cfg, Credential: credentialPlugin(getter)})
 	}
 	f := action.NewFleet(members)
 	f.Timeout = timeout
@@ -133,8 +133,8 @@ func fleetTimeout(flag *string) (time.Duration, error) {
 // credentialPlugin is the exec credential plugin the context runs, as
 // its kubeconfig names it ("" for none, or a kubeconfig that does not
 // load: the read says so).
-func credentialPlugin(flags *genericclioptions.ConfigFlags) string {
-	rc, err := flags.ToRESTConfig()
+func credentialPlugin(getter genericclioptions.RESTClientGetter) string {
+	rc, err := getter.ToRESTConfig()
 	if err != nil || rc.ExecProvider == nil {
 		return ""
 	}

@@ -44,35 +44,58 @@ func (c *Cluster) listObjects(ctx context.Context, kind, selector string) ([]uns
 		}
 		return l.Items, nil
 	}
-	hc, err := rest.HTTPClientFor(c.rest)
-	if err != nil {
-		return nil, err
-	}
-	h := &httpDefinitions{hc: hc, host: strings.TrimSuffix(c.rest.Host, "/")}
 	path := objectsPath(gvr, ns)
 	if selector != "" {
 		path += "?" + url.Values{"labelSelector": {selector}}.Encode()
 	}
-	body, err := h.get(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	defer body.Close()
-	data, err := io.ReadAll(body)
-	if err != nil {
-		return nil, fmt.Errorf("read the list of %s: %w", gvr.GroupResource(), err)
-	}
 	var l struct {
 		Items []map[string]any `json:"items"`
 	}
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &l); err != nil {
-		return nil, fmt.Errorf("read the list of %s: %w", gvr.GroupResource(), err)
+	if err := c.readOnce(ctx, path, &l); err != nil {
+		return nil, err
 	}
 	out := make([]unstructured.Unstructured, len(l.Items))
 	for i, o := range l.Items {
 		out[i].Object = o
 	}
 	return out, nil
+}
+
+// getObject reads the object name of gvr (cluster-scoped) as the dynamic
+// client's Get would, decoded once as listObjects decodes lists.
+func (c *Cluster) getObject(ctx context.Context, gvr schema.GroupVersionResource, name string) (*unstructured.Unstructured, error) {
+	if c.rest == nil {
+		return c.dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
+	}
+	u := &unstructured.Unstructured{}
+	if err := c.readOnce(ctx, resourcePath(gvr)+"/"+url.PathEscape(name), &u.Object); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// readOnce GETs path with client-go's HTTP client (its credentials, its
+// request log) and decodes the answer into v in one pass; an API error
+// is the StatusError the dynamic client would return.
+func (c *Cluster) readOnce(ctx context.Context, path string, v any) error {
+	hc, err := rest.HTTPClientFor(c.rest)
+	if err != nil {
+		return err
+	}
+	h := &httpDefinitions{hc: hc, host: strings.TrimSuffix(c.rest.Host, "/")}
+	body, err := h.get(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, v); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
 }
 
 // objectsPath is the path of gvr's objects, in namespace ns ("" for a

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -13,9 +14,10 @@ import (
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
 )
 
-// TestListObjectsAsTheDynamicClient: the single-decode list of a real API
-// server gives exactly the objects the dynamic client gives (integers as
-// int64, managed fields kept), with and without a label selector.
+// TestListObjectsAsTheDynamicClient: the single-decode list and get of a
+// real API server give exactly the objects the dynamic client gives
+// (integers as int64, managed fields kept), a list with and without a
+// label selector; a get of nothing is NotFound.
 func TestListObjectsAsTheDynamicClient(t *testing.T) {
 	env := testenv.Get(t)
 	flags := genericclioptions.NewConfigFlags(false)
@@ -64,5 +66,19 @@ func TestListObjectsAsTheDynamicClient(t *testing.T) {
 		if len(got[0].GetManagedFields()) == 0 {
 			t.Error("managed fields lost")
 		}
+	}
+	got, err := c.getObject(ctx, gvr, "list-objects-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := rc.Get(ctx, "list-objects-b", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Object, want.Object) {
+		t.Errorf("get\n got %v\nwant %v", got.Object, want.Object)
+	}
+	if _, err := c.getObject(ctx, gvr, "list-objects-none"); !apierrors.IsNotFound(err) {
+		t.Errorf("get of nothing: %v, want NotFound", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/installed"
 )
@@ -26,7 +25,7 @@ func (c *Cluster) LockState(ctx context.Context) ([]installed.LockPackage, *inst
 		r := c.shared.memo(u, func() any { return lockRead{c.dialect.DecodeLock(u), installed.LockUnresolved(u)} }).(lockRead)
 		return slices.Clone(r.lock), r.unresolved, nil
 	}
-	u, err := c.dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
+	u, err := c.getObject(ctx, gvr, name)
 	if apierrors.IsNotFound(err) {
 		return nil, nil, nil
 	}

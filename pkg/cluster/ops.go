@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -32,11 +31,7 @@ type Cluster struct {
 // Connect discovers the package API the cluster serves (or the one
 // apiGroup forces) and returns a Cluster that speaks it.
 func Connect(c *Clients, apiGroup string) (*Cluster, error) {
-	dc, err := c.Discovery()
-	if err != nil {
-		return nil, err
-	}
-	apis, err := c.packageAPIs(dc)
+	apis, err := c.packageAPIs()
 	if err != nil {
 		return nil, err
 	}
@@ -44,6 +39,10 @@ func Connect(c *Clients, apiGroup string) (*Cluster, error) {
 	if err != nil {
 		// The discovery cache (--cache-dir) may predate the group asked
 		// for: ask the server again before giving up.
+		dc, err := c.Discovery()
+		if err != nil {
+			return nil, err
+		}
 		dc.Invalidate()
 		if apis, err = DiscoverPackageAPIs(dc); err != nil {
 			return nil, err
@@ -69,15 +68,24 @@ func Connect(c *Clients, apiGroup string) (*Cluster, error) {
 
 // packageAPIs discovers the package APIs, or takes them from another
 // cluster on the same API server when discovery is shared.
-func (c *Clients) packageAPIs(dc discovery.CachedDiscoveryInterface) ([]ServedAPI, error) {
-	if c.shared == nil {
+// The discovery client is made only to discover: a fleet's contexts but
+// the first of each server never make one.
+func (c *Clients) packageAPIs() ([]ServedAPI, error) {
+	discover := func() ([]ServedAPI, error) {
+		dc, err := c.Discovery()
+		if err != nil {
+			return nil, err
+		}
 		return DiscoverPackageAPIsFresh(dc)
+	}
+	if c.shared == nil {
+		return discover()
 	}
 	cfg, err := c.RESTConfig()
 	if err != nil || cfg == nil || cfg.Host == "" {
-		return DiscoverPackageAPIsFresh(dc)
+		return discover()
 	}
-	return c.shared.apis(cfg.Host, func() ([]ServedAPI, error) { return DiscoverPackageAPIsFresh(dc) })
+	return c.shared.apis(cfg.Host, discover)
 }
 
 // NewCluster is a Cluster over an existing client and dialect.
