@@ -1,11 +1,11 @@
 package cluster
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 )
@@ -54,44 +54,29 @@ type ServedVersion struct {
 }
 
 // DiscoverPackageAPIs asks the cluster which package API groups, versions and
-// kinds it serves, in the order of Generations.
+// kinds it serves, in the order of Generations. It reads the resources of
+// the package groups only, not of every group the server serves: from a
+// warm discovery cache (--cache-dir) that is a few files, not a file per
+// group version of the whole server (on a cold cache client-go fetches
+// every group's resources at once anyway).
 func DiscoverPackageAPIs(dc discovery.DiscoveryInterface) ([]ServedAPI, error) {
-	groups, resources, err := dc.ServerGroupsAndResources()
-	if err != nil && !onlyOtherGroupsFailed(err) {
+	groups, err := dc.ServerGroups()
+	if err != nil {
 		return nil, fmt.Errorf("discover API groups: %w", err)
-	}
-	kinds := map[schema.GroupVersion][]string{}
-	plurals := map[schema.GroupVersion]map[string]string{}
-	namespaced := map[schema.GroupVersion]map[string]bool{}
-	for _, rl := range resources {
-		gv, perr := schema.ParseGroupVersion(rl.GroupVersion)
-		if perr != nil {
-			continue
-		}
-		for _, r := range rl.APIResources {
-			if strings.Contains(r.Name, "/") { // subresources
-				continue
-			}
-			kinds[gv] = append(kinds[gv], r.Kind)
-			if plurals[gv] == nil {
-				plurals[gv], namespaced[gv] = map[string]string{}, map[string]bool{}
-			}
-			plurals[gv][r.Kind] = r.Name
-			namespaced[gv][r.Kind] = r.Namespaced
-		}
 	}
 	var out []ServedAPI
 	for _, gen := range Generations {
-		for _, g := range groups {
+		for _, g := range groups.Groups {
 			if g.Name != gen.Group {
 				continue
 			}
 			api := ServedAPI{Generation: gen, PreferredVersion: g.PreferredVersion.Version}
 			for _, v := range g.Versions {
-				gv := schema.GroupVersion{Group: g.Name, Version: v.Version}
-				k := kinds[gv]
-				slices.Sort(k)
-				api.Versions = append(api.Versions, ServedVersion{Version: v.Version, Kinds: slices.Compact(k), Resources: plurals[gv], Namespaced: namespaced[gv]})
+				rl, err := dc.ServerResourcesForGroupVersion(v.GroupVersion)
+				if err != nil {
+					return nil, fmt.Errorf("discover API groups: %s: %w", v.GroupVersion, err)
+				}
+				api.Versions = append(api.Versions, servedVersion(v.Version, rl))
 			}
 			out = append(out, api)
 		}
@@ -99,19 +84,21 @@ func DiscoverPackageAPIs(dc discovery.DiscoveryInterface) ([]ServedAPI, error) {
 	return out, nil
 }
 
-// onlyOtherGroupsFailed tolerates a partial discovery failure (an aggregated
-// API server that is down, say) unless it hit a package API group.
-func onlyOtherGroupsFailed(err error) bool {
-	var gerr *discovery.ErrGroupDiscoveryFailed
-	if !errors.As(err, &gerr) {
-		return false
-	}
-	for gv := range gerr.Groups {
-		if _, ok := GenerationOf(gv.Group); ok {
-			return false
+// servedVersion is what one version of a package group serves: its
+// kinds (sorted), their resources and which are namespaced.
+func servedVersion(version string, rl *metav1.APIResourceList) ServedVersion {
+	v := ServedVersion{Version: version, Resources: map[string]string{}, Namespaced: map[string]bool{}}
+	for _, r := range rl.APIResources {
+		if strings.Contains(r.Name, "/") { // subresources
+			continue
 		}
+		v.Kinds = append(v.Kinds, r.Kind)
+		v.Resources[r.Kind] = r.Name
+		v.Namespaced[r.Kind] = r.Namespaced
 	}
-	return true
+	slices.Sort(v.Kinds)
+	v.Kinds = slices.Compact(v.Kinds)
+	return v
 }
 
 // IsNamespaced tells whether the group serves kind in namespaces.
