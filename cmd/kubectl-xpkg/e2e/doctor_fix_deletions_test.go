@@ -36,21 +36,8 @@ func TestDoctorFixRestoresAfterAPrune(t *testing.T) {
 	t.Cleanup(func() { cleanUpFix(t, env, c, nop) })
 	objs := fixObjects("prune")
 
-	x.Run("install", ref, "--wait=5m").Succeeds(t)
-	if !c.awaitCRD(nopCRD, 2*time.Minute, func(u *unstructured.Unstructured) bool { return u != nil && established(u) }) {
-		t.Fatalf("CRD %s is not established", nopCRD)
-	}
-	p := newStandInProvider(t, c, nopGVR)
-	p.start()
-	c.createManaged(p, objs)
-	// The provider's pods go with it.
-	p.stop()
-	before := c.nopResources()
-	oldUID := c.crdUID()
-
-	x.Kubectl("delete", "provider.pkg.crossplane.io", nop, "--timeout=3m").Succeeds(t)
-	c.awaitTerminating("its provider was deleted")
-	held := c.awaitHeld(objs)
+	p, before, oldUID := c.installManaged(x, ref, objs)
+	held := c.prune(x, nop, objs)
 	r := x.Run("doctor").Fails(t, 3)
 	t.Logf("transcript:\n$ kubectl xpkg doctor\n%s%s", r.Stdout, r.Stderr)
 	contains(t, "doctor", r.Stdout, "BLOCKING CRD "+nopCRD+" has been deleting for ", "[definition-terminating]")
@@ -119,16 +106,7 @@ func TestDoctorFixAfterAnUpgradeDroppedTheKind(t *testing.T) {
 	t.Cleanup(func() { cleanUpFix(t, env, c, old, nu) })
 	objs := fixObjects("handoff")
 
-	x.Run("install", ref, "--wait=5m").Succeeds(t)
-	if !c.awaitCRD(nopCRD, 2*time.Minute, func(u *unstructured.Unstructured) bool { return u != nil && established(u) }) {
-		t.Fatalf("CRD %s is not established", nopCRD)
-	}
-	p := newStandInProvider(t, c, nopGVR)
-	p.start()
-	c.createManaged(p, objs)
-	p.stop()
-	before := c.nopResources()
-	oldUID := c.crdUID()
+	p, before, oldUID := c.installManaged(x, ref, objs)
 
 	// The hand-off: the new package made paused, the old one deleted.
 	manifest := filepath.Join(t.TempDir(), "provider.yaml")
@@ -174,18 +152,8 @@ func TestDoctorFixOrphansWhenAskedTo(t *testing.T) {
 	t.Cleanup(func() { cleanUpFix(t, env, c, nop) })
 	objs := fixObjects("orphan")
 
-	x.Run("install", ref, "--wait=5m").Succeeds(t)
-	if !c.awaitCRD(nopCRD, 2*time.Minute, func(u *unstructured.Unstructured) bool { return u != nil && established(u) }) {
-		t.Fatalf("CRD %s is not established", nopCRD)
-	}
-	p := newStandInProvider(t, c, nopGVR)
-	p.start()
-	c.createManaged(p, objs)
-	p.stop()
-
-	x.Kubectl("delete", "provider.pkg.crossplane.io", nop, "--timeout=3m").Succeeds(t)
-	c.awaitTerminating("its provider was deleted")
-	c.awaitHeld(objs)
+	p, _, _ := c.installManaged(x, ref, objs)
+	c.prune(x, nop, objs)
 
 	backup := filepath.Join(t.TempDir(), "backup.yaml")
 	r := x.Run("doctor", "--fix", "--yes", "--orphan-external-resources", "--backup", backup, "--wait", "3m")

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // TestDoctorFixInterruptedResumes: the prune of
@@ -30,16 +29,7 @@ func TestDoctorFixInterruptedResumes(t *testing.T) {
 	t.Cleanup(func() { cleanUpFix(t, env, c, nop) })
 	objs := fixObjects("kill")
 
-	x.Run("install", ref, "--wait=5m").Succeeds(t)
-	if !c.awaitCRD(nopCRD, 2*time.Minute, func(u *unstructured.Unstructured) bool { return u != nil && established(u) }) {
-		t.Fatalf("CRD %s is not established", nopCRD)
-	}
-	p := newStandInProvider(t, c, nopGVR)
-	p.start()
-	c.createManaged(p, objs)
-	p.stop()
-	before := c.nopResources()
-	oldUID := c.crdUID()
+	p, before, oldUID := c.installManaged(x, ref, objs)
 	// Registered while the kind is served (the API server refuses any
 	// creation, the probe's too, while its CRD is being deleted): the
 	// first NopResource created from here on is the repair's first
@@ -50,9 +40,7 @@ func TestDoctorFixInterruptedResumes(t *testing.T) {
 		return err
 	})
 
-	x.Kubectl("delete", "provider.pkg.crossplane.io", nop, "--timeout=3m").Succeeds(t)
-	c.awaitTerminating("its provider was deleted")
-	c.awaitHeld(objs)
+	c.prune(x, nop, objs)
 	x.Run("install", ref, "--force").Succeeds(t)
 	c.awaitActiveRevision(nop, 3*time.Minute)
 	if err := c.awaitHealthy("providers", nop, 3*time.Minute); err != nil {
