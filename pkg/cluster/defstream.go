@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -103,11 +104,23 @@ func (c *Cluster) definitions() (definitionSource, error) {
 	if c.rest == nil {
 		return dynDefinitions{c.dyn}, nil
 	}
+	return c.httpReader()
+}
+
+// httpReader reads from the API server with client-go's HTTP client (its
+// credentials and -v=6 request log), handing the warnings the server
+// sends to the configuration's handler, as client-go's REST client does
+// (client-go's default logs them).
+func (c *Cluster) httpReader() (*httpDefinitions, error) {
 	hc, err := rest.HTTPClientFor(c.rest)
 	if err != nil {
 		return nil, err
 	}
-	return &httpDefinitions{hc: hc, host: strings.TrimSuffix(c.rest.Host, "/")}, nil
+	warn := c.rest.WarningHandler
+	if warn == nil {
+		warn = rest.WarningLogger{}
+	}
+	return &httpDefinitions{hc: hc, host: strings.TrimSuffix(c.rest.Host, "/"), warn: warn}, nil
 }
 
 // httpDefinitions reads definitions with client-go's HTTP client (its
@@ -116,6 +129,7 @@ func (c *Cluster) definitions() (definitionSource, error) {
 type httpDefinitions struct {
 	hc   *http.Client
 	host string
+	warn rest.WarningHandler
 }
 
 func resourcePath(gvr schema.GroupVersionResource) string {
@@ -207,6 +221,12 @@ func (h *httpDefinitions) get(ctx context.Context, path string) (io.ReadCloser, 
 			return nil, err
 		}
 		if resp.StatusCode == http.StatusOK {
+			if h.warn != nil {
+				warnings, _ := utilnet.ParseWarningHeaders(resp.Header.Values("Warning"))
+				for _, w := range warnings {
+					h.warn.HandleWarningHeader(w.Code, w.Agent, w.Text)
+				}
+			}
 			return resp.Body, nil
 		}
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 	sigsjson "sigs.k8s.io/json"
 )
 
@@ -75,14 +73,14 @@ func (c *Cluster) getObject(ctx context.Context, gvr schema.GroupVersionResource
 }
 
 // readOnce GETs path with client-go's HTTP client (its credentials, its
-// request log) and decodes the answer into v in one pass; an API error
-// is the StatusError the dynamic client would return.
+// request log, the server's warnings to their handler) and decodes the
+// answer into v in one pass; an API error is the StatusError the dynamic
+// client would return.
 func (c *Cluster) readOnce(ctx context.Context, path string, v any) error {
-	hc, err := rest.HTTPClientFor(c.rest)
+	h, err := c.httpReader()
 	if err != nil {
 		return err
 	}
-	h := &httpDefinitions{hc: hc, host: strings.TrimSuffix(c.rest.Host, "/")}
 	body, err := h.get(ctx, path)
 	if err != nil {
 		return err

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-xpkg/kubectl-xpkg/pkg/testing/testenv"
 )
@@ -80,5 +83,31 @@ func TestListObjectsAsTheDynamicClient(t *testing.T) {
 	}
 	if _, err := c.getObject(ctx, gvr, "list-objects-none"); !apierrors.IsNotFound(err) {
 		t.Errorf("get of nothing: %v, want NotFound", err)
+	}
+}
+
+// warnings records the warnings a client hands to its handler.
+type warnings []string
+
+func (w *warnings) HandleWarningHeader(code int, agent, text string) { *w = append(*w, text) }
+
+// TestListObjectsHandsOnWarnings: the server's warnings reach the
+// configuration's warning handler, as they do through client-go's REST
+// client.
+func TestListObjectsHandsOnWarnings(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Warning", `299 - "pkg.crossplane.io/v1 Provider is going away"`)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"ProviderList","apiVersion":"pkg.crossplane.io/v1","items":[{"kind":"Provider","metadata":{"name":"p"}}]}`))
+	}))
+	defer srv.Close()
+	var got warnings
+	c := &Cluster{dialect: StaticDialect(), rest: &rest.Config{Host: srv.URL, WarningHandler: &got}}
+	items, err := c.listObjects(context.Background(), "Provider", "")
+	if err != nil || len(items) != 1 || items[0].GetName() != "p" {
+		t.Fatalf("listObjects = %v, %v", items, err)
+	}
+	if len(got) != 1 || got[0] != "pkg.crossplane.io/v1 Provider is going away" {
+		t.Errorf("warnings handed on: %q", got)
 	}
 }
