@@ -45,9 +45,6 @@ type Config struct {
 	// upgrades, downgrades); "" reads them from its Deployment.
 	AssumeUpgrades string
 	Events         Events
-	// Discovery, when set, is discovery shared with other clusters (a
-	// fleet's): contexts of one API server discover its package APIs once.
-	Discovery *cluster.SharedDiscovery
 
 	clients  *cluster.Clients
 	cluster  *cluster.Cluster
@@ -98,7 +95,6 @@ func (e Events) progress() io.Writer {
 func (c *Config) apiClients() *cluster.Clients {
 	if c.clients == nil {
 		c.clients = cluster.NewClients(c.Getter)
-		c.clients.ShareDiscovery(c.Discovery)
 	}
 	return c.clients
 }

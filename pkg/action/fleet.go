@@ -58,15 +58,12 @@ type Member struct {
 }
 
 // NewFleet is a fleet of members, sorted by context; they share one
-// SharedReads, and the discovery of each API server (the members' Configs
-// that share none yet share the fleet's).
+// SharedReads, and the discovery of each API server.
 func NewFleet(members []Member) *Fleet {
 	slices.SortFunc(members, func(a, b Member) int { return cmp.Compare(a.Context, b.Context) })
 	shared := &cluster.SharedDiscovery{}
 	for _, m := range members {
-		if m.Config != nil && m.Config.Discovery == nil {
-			m.Config.Discovery = shared
-		}
+		m.Config.apiClients().ShareDiscovery(shared)
 	}
 	return &Fleet{Members: members, Reads: &resolve.SharedReads{}}
 }

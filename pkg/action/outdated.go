@@ -209,8 +209,7 @@ func (it *Item) DriftKnown() bool {
 func activeEntry(lock []installed.LockPackage, p *installed.Package) (installed.LockPackage, bool) {
 	repo := reference.Repository(p.Source)
 	for _, lp := range lock {
-		// The name first: parsing every entry's reference for every
-		// package was most of outdated's own CPU on 50 packages.
+		// The name first: it is cheap, parsing a reference is not.
 		if strings.HasPrefix(lp.Name, p.Name+"-") && reference.Repository(lp.Source) == repo {
 			return lp, true
 		}
